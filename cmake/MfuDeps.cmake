@@ -1,0 +1,11 @@
+# Every dependency comes from a Debian package (scripts/install-deps).
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(Threads REQUIRED)
+if(MFU_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(MFU_BUILD_BENCHMARKS)
+  find_package(benchmark REQUIRED)
+endif()

@@ -1,0 +1,12 @@
+include(GoogleTest)
+# mfu_add_test(NAME SOURCES a.cc b.cc LIBS mfu::x LABELS unit)
+function(mfu_add_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main
+                        mfu_internal_flags)
+  target_compile_definitions(${name} PRIVATE
+    MFU_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    MFU_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  gtest_discover_tests(${name} PROPERTIES LABELS "${T_LABELS}" DISCOVERY_TIMEOUT 60)
+endfunction()

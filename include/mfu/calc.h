@@ -1,0 +1,53 @@
+#pragma once
+
+// MFU and HFU from what a training log shows: throughput or step time.
+
+#include <cstdint>
+#include <string>
+
+#include "mfu/flops.h"
+#include "mfu/hwdb.h"
+#include "mfu/model.h"
+#include "mfu/status.h"
+
+namespace mfu {
+
+// Exactly one throughput source must be set: `tokens_per_s` (whole job),
+// `tokens_per_s_per_gpu`, or `step_time_s` with `global_batch` sequences.
+struct TrainingThroughput {
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double step_time_s = 0;
+  int64_t global_batch = 0;  // sequences per step
+  int64_t gpus = 0;
+  int64_t seq_len = 0;
+};
+
+struct MfuOptions {
+  Convention convention = Convention::kMegatron;
+  Recompute recompute = Recompute::kNone;
+  DType precision = DType::kBf16;  // selects the dense peak
+};
+
+struct MfuResult {
+  TrainingFlops flops;
+  double tokens_per_s_per_gpu = 0;
+  double model_tflops_per_gpu = 0;     // achieved model TFLOP/s per GPU
+  double hardware_tflops_per_gpu = 0;  // including recompute
+  double peak_tflops = 0;              // dense peak for the precision
+  double mfu = 0;                      // fraction, not percent
+  double hfu = 0;
+  std::string band;  // where the job stands against industry bands
+};
+
+// Errors (kInvalidArgument): no or several throughput sources, non-positive
+// or absurd values, a precision the accelerator has no peak for, or inputs
+// implying more than 100% of the dense peak.
+StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, const TrainingThroughput& input,
+                               const MfuOptions& options);
+
+// "below the typical 30-60% band", "within the typical 30-60% band",
+// "leading (the best published runs reach ~70%)", "above any published run".
+std::string MfuBand(double mfu);
+
+}  // namespace mfu

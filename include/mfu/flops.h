@@ -1,0 +1,123 @@
+#pragma once
+
+// Analytic FLOPs of a ModelSpec under named counting conventions. Every FLOP
+// figure mfu prints carries the convention it was counted under, because
+// frameworks disagree by up to 38% on the same model (docs/conventions.md).
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "mfu/model.h"
+#include "mfu/status.h"
+
+namespace mfu {
+
+enum class Convention {
+  kMegatron,    // exact GEMMs, causal attention halved, no router, padded vocab, MTP + logits (default)
+  kPalm,        // 6N(no input embedding) + 6*L*a*(d_qk+d_v)*T, full attention (PaLM, nanoGPT, torchtitan)
+  kKaplan,      // 6N, N = non-embedding active parameters, no LM head, no attention term
+  kExact,       // every GEMM incl. router, full (non-causal) attention, MTP + logits
+  kHf,          // 6 x all parameters except embeddings (HF floating_point_ops; MoE counts every expert)
+  kMaxtext,     // exact GEMMs, causal halved, exact sliding windows, router, MTP layer without logits
+  kLlmFoundry,  // 6N(all params incl. tied/position embeddings) + 12*L*a*d*T, full attention
+};
+
+enum class Recompute {
+  kNone,
+  kSelective,         // Korthikanti et al.: HFU adds s/(3h), i.e. 3x the forward attention core
+  kSelectiveLiteral,  // one extra forward of the attention core (what the kernels execute)
+  kFull,              // one extra forward of every transformer layer (Narayanan's 96x form)
+};
+
+struct ConventionInfo {
+  Convention convention;
+  const char* name;
+  const char* summary;
+};
+std::span<const ConventionInfo> AllConventions();
+const char* ConventionName(Convention convention);
+// Accepts the names of AllConventions() and aliases (nanogpt, torchtitan,
+// kaplan6n, hf_6n_total, mosaic). kInvalidArgument lists the names.
+StatusOr<Convention> ParseConvention(std::string_view text);
+const char* RecomputeName(Recompute recompute);
+StatusOr<Recompute> ParseRecompute(std::string_view text);
+
+// Where the FLOPs go. Q/K/V/O and the attention core are self-attention;
+// kCrossAttention and kDitEmbedders are diffusion transformers only.
+enum class FlopsComponent {
+  kQProj = 0,
+  kKProj,
+  kVProj,
+  kOProj,
+  kAttnScores,   // Q K^T
+  kAttnContext,  // softmax(..) V
+  kDenseMlp,
+  kRoutedExperts,
+  kSharedExperts,
+  kRouter,
+  kLmHead,
+  kMtp,             // multi-token-prediction modules (layer, eh_proj, logits)
+  kEmbedding,       // parameter-based conventions that count embedding tables
+  kNormsAndBiases,  // parameter-based conventions: 2 x (norm + bias params)
+  kCrossAttention,  // DiT: text (and image) cross-attention, projections + core
+  kDitEmbedders,    // DiT: patch, text, time embedders and head
+};
+inline constexpr size_t kNumFlopsComponents = 16;
+const char* FlopsComponentName(FlopsComponent component);
+
+// Forward FLOPs per token, by component (FMA = 2 FLOPs).
+struct FlopsBreakdown {
+  std::array<double, kNumFlopsComponents> forward{};
+  double& operator[](FlopsComponent c) { return forward[static_cast<size_t>(c)]; }
+  double operator[](FlopsComponent c) const { return forward[static_cast<size_t>(c)]; }
+  double total() const;
+};
+
+// Training FLOPs per token at sequence length `seq_len`.
+struct TrainingFlops {
+  Convention convention = Convention::kMegatron;
+  Recompute recompute = Recompute::kNone;
+  int64_t seq_len = 0;
+  FlopsBreakdown forward;      // per token
+  double model_per_token = 0;  // forward + backward = 3 x forward: the MFU numerator
+  double recompute_per_token = 0;  // extra forward FLOPs recompute executes
+  double hardware_per_token = 0;   // model + recompute: the HFU numerator
+};
+
+// Errors: kInvalidArgument when `seq_len` < 1 or absurd (> 2^31), or beyond
+// the model's max_position_embeddings (DiT models have no limit).
+StatusOr<TrainingFlops> ComputeTrainingFlops(const ModelSpec& spec, Convention convention,
+                                             int64_t seq_len, Recompute recompute);
+
+// How MLA attention is executed at inference: naive (K/V decompressed, the
+// training form and the "model FLOPs") or absorbed (attention over the latent).
+enum class MlaMode { kNonAbsorbed, kAbsorbed };
+
+struct InferenceFlops {
+  Convention convention = Convention::kMegatron;
+  FlopsBreakdown per_token;  // forward FLOPs per processed token
+  double tokens = 0;         // tokens processed (batch x new tokens)
+  double total = 0;          // per_token.total() x tokens
+};
+
+// Prefill of `prompt_len` new tokens per sequence on top of `cached_len`
+// cached tokens (chunked prefill), for `batch` sequences: one forward of the
+// convention with the causal attention it counts.
+StatusOr<InferenceFlops> ComputePrefillFlops(const ModelSpec& spec, Convention convention, int64_t batch,
+                                             int64_t prompt_len, int64_t cached_len = 0,
+                                             MlaMode mla = MlaMode::kNonAbsorbed);
+
+// One decode step: `batch` sequences each generating one token that attends to
+// `context_len` keys. Attention is not halved for the new token.
+StatusOr<InferenceFlops> ComputeDecodeFlops(const ModelSpec& spec, Convention convention, int64_t batch,
+                                            int64_t context_len, MlaMode mla = MlaMode::kNonAbsorbed);
+
+// DiT sequence length for a video of `frames` x `height` x `width` pixels:
+// (1 + (frames-1)/4) * (height/stride/2) * (width/stride/2). kInvalidArgument
+// when the sizes do not divide evenly.
+StatusOr<int64_t> DitTokens(const ModelSpec& spec, int64_t frames, int64_t height, int64_t width);
+
+}  // namespace mfu

@@ -1,0 +1,51 @@
+#pragma once
+
+// A subcommand of the mfu CLI (perfetto's shell Subcommand, ninja's tool
+// table). Each command owns an options struct, registers its flags on a CLI11
+// subcommand, and runs through the library, mapping failures to a Status that
+// main.cc turns into an exit code (kInvalidArgument -> 2, others -> 1).
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mfu/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace mfu::cli {
+
+struct CommandContext {
+  std::ostream& out;
+  std::ostream& err;
+};
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  virtual const char* name() const = 0;
+  virtual const char* summary() const = 0;
+  // Adds this command's flags to `app` (the CLI11 subcommand).
+  virtual void Register(CLI::App& app) = 0;
+  virtual Status Run(const CommandContext& context) = 0;
+};
+
+// One factory per command, defined in <verb>_command.cc.
+std::unique_ptr<Command> MakeFlopsCommand();
+std::unique_ptr<Command> MakeCalcCommand();
+std::unique_ptr<Command> MakeHwCommand();
+std::unique_ptr<Command> MakeModelsCommand();
+std::unique_ptr<Command> MakeMemoryCommand();
+
+// `mfu help [command]`: prints the help of `topic` (or of `app` when empty),
+// the same text as `mfu <command> --help`. Returns the exit code.
+int PrintHelp(const CLI::App& app, const std::string& topic, std::ostream& out, std::ostream& err);
+
+// "" when argv[1] is a flag or a known command; else a one-line error with a
+// "did you mean" suggestion.
+std::string CheckCommandName(const CLI::App& app, int argc, char** argv);
+
+}  // namespace mfu::cli

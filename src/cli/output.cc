@@ -1,0 +1,90 @@
+#include "cli/output.h"
+
+#include <ostream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "mfu/version.h"
+
+namespace mfu::cli {
+
+nlohmann::json JsonEnvelope() {
+  nlohmann::json j;
+  j["schema_version"] = kSchemaVersion;
+  j["mfu_version"] = kVersion;
+  return j;
+}
+
+void PrintJson(std::ostream& out, const nlohmann::json& value) { out << value.dump(2) << "\n"; }
+
+nlohmann::json ModelJson(const ModelSpec& s) {
+  nlohmann::json j;
+  j["name"] = s.name;
+  j["family"] = s.family;
+  j["source"] = s.source;
+  j["arch"] = s.arch == ArchKind::kDiT ? "dit" : "decoder";
+  j["layers"] = s.num_layers;
+  j["hidden"] = s.hidden;
+  j["heads"] = s.heads;
+  j["kv_heads"] = s.kv_heads;
+  j["head_dim"] = s.head_dim;
+  j["ffn"] = s.ffn;
+  j["vocab"] = s.vocab;
+  j["attention"] = s.attention == AttentionKind::kMla ? "mla" : (s.kv_heads == s.heads ? "mha" : "gqa");
+  j["tied_embeddings"] = s.tied_embeddings;
+  if (s.is_moe()) {
+    j["moe"] = {{"experts", s.moe.num_experts}, {"top_k", s.moe.top_k}, {"expert_ffn", s.moe.expert_ffn},
+                {"shared_ffn", s.moe.shared_ffn}, {"moe_layers", s.num_moe_layers()}};
+  }
+  int64_t sliding = 0;
+  for (const auto& l : s.layers) sliding += l.window > 0;
+  if (sliding > 0) j["sliding_window_layers"] = sliding;
+  if (s.mtp_layers > 0) j["mtp_layers"] = s.mtp_layers;
+  j["notes"] = s.notes;
+  return j;
+}
+
+nlohmann::json ParamsJson(const ParamCounts& p) {
+  return {{"total", p.total},
+          {"active", p.active},
+          {"embedding", p.embedding},
+          {"position_embedding", p.position_embedding},
+          {"lm_head", p.lm_head},
+          {"non_embedding", p.non_embedding},
+          {"active_non_embedding", p.active_non_embedding},
+          {"attention", p.attention},
+          {"mlp", p.dense_mlp},
+          {"routed_experts", p.routed_experts},
+          {"shared_experts", p.shared_experts},
+          {"router", p.router},
+          {"norms", p.norms},
+          {"mtp", p.mtp},
+          {"dit_embedders", p.dit_embedders}};
+}
+
+void PrintModelSummary(std::ostream& out, const ModelSpec& s, const ParamCounts& p) {
+  std::string shape = fmt::format("{} layers, hidden {}, {} heads", s.num_layers, s.hidden, s.heads);
+  if (s.attention == AttentionKind::kMla) {
+    shape += fmt::format(" (MLA, kv_lora {})", s.mla.kv_lora_rank);
+  } else if (s.kv_heads != s.heads) {
+    shape += fmt::format(" ({} kv)", s.kv_heads);
+  }
+  if (s.is_moe()) shape += fmt::format(", {} experts top-{}", s.moe.num_experts, s.moe.top_k);
+  out << fmt::format("model       {} ({}; {})\n", s.name, s.family, shape);
+  out << fmt::format("source      {}\n", s.source);
+  out << fmt::format("parameters  total {} | active {} | active without embeddings {}\n",
+                     base::FormatThousands(p.total), base::FormatThousands(p.active),
+                     base::FormatThousands(p.active_non_embedding));
+  if (s.arch == ArchKind::kDecoder) {
+    out << fmt::format("            embedding {} | non-embedding {} | LM head {}\n",
+                       base::FormatThousands(p.embedding + p.position_embedding),
+                       base::FormatThousands(p.non_embedding),
+                       s.tied_embeddings ? std::string("tied") : base::FormatThousands(p.lm_head));
+  }
+  if (p.mtp > 0) out << fmt::format("            MTP modules {} (not in total)\n", base::FormatThousands(p.mtp));
+  for (const auto& note : s.notes) out << "note        " << note << "\n";
+}
+
+}  // namespace mfu::cli

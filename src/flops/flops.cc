@@ -1,0 +1,331 @@
+// Forward FLOPs per token by component, then training / prefill / decode
+// totals. FMA = 2 FLOPs; an (m x k)(k x n) GEMM is 2mkn.
+
+#include "mfu/flops.h"
+
+#include <algorithm>
+#include <string>
+
+#include "flops/conventions.h"
+
+namespace mfu {
+namespace {
+
+using flops::AttentionMode;
+using flops::Basis;
+using flops::MtpMode;
+using flops::Rules;
+using C = FlopsComponent;
+
+constexpr int64_t kMaxSequence = int64_t{1} << 31;
+
+// Which tokens the processed tokens attend to.
+struct Phase {
+  bool decode = false;
+  double new_tokens = 0;  // S (training: T)
+  double cached = 0;      // P (decode: the context length)
+};
+
+// Mean number of keys a processed token attends to in a layer with sliding
+// `window` (0 = global).
+double KeysPerToken(const Rules& rules, const ModelSpec& spec, int64_t window, const Phase& phase) {
+  const double s = phase.new_tokens;
+  const double p = phase.cached;
+  const auto w = static_cast<double>(window);
+  if (rules.attention == AttentionMode::kNone) return 0;
+  if (spec.arch == ArchKind::kDiT) return s;  // bidirectional over the whole clip
+  if (phase.decode) {
+    return rules.attention == AttentionMode::kCausalWindow && window > 0 ? std::min(p, w) : p;
+  }
+  switch (rules.attention) {
+    case AttentionMode::kFull: return p + s;
+    case AttentionMode::kCausalHalf: return p + s / 2;
+    case AttentionMode::kCausalWindow: {
+      if (window == 0 || w >= p + s) return p + s / 2;
+      if (w <= p) return w;
+      // Mean over the new tokens of min(p + x, w), x in [0, s].
+      const double x0 = w - p;
+      return (p * x0 + x0 * x0 / 2 + (s - x0) * w) / s;
+    }
+    case AttentionMode::kNone: break;
+  }
+  return 0;
+}
+
+double MlpMatrices(const ModelSpec& spec) { return spec.gated_mlp ? 3 : 2; }
+
+void AddAttention(const ModelSpec& spec, double keys, MlaMode mla, FlopsBreakdown& f) {
+  const auto h = static_cast<double>(spec.hidden);
+  const auto a = static_cast<double>(spec.heads);
+  if (spec.attention == AttentionKind::kMla) {
+    const MlaSpec& m = spec.mla;
+    const auto q_lora = static_cast<double>(m.q_lora_rank);
+    const auto kv = static_cast<double>(m.kv_lora_rank);
+    const auto nope = static_cast<double>(m.qk_nope_head_dim);
+    const auto rope = static_cast<double>(m.qk_rope_head_dim);
+    const auto dv = static_cast<double>(m.v_head_dim);
+    f[C::kQProj] += m.q_lora_rank > 0 ? 2 * (h * q_lora + q_lora * a * (nope + rope)) : 2 * h * a * (nope + rope);
+    f[C::kKProj] += 2 * h * (kv + rope);  // kv_a_proj_with_mqa: latent + shared rope key
+    if (mla == MlaMode::kAbsorbed) {
+      f[C::kQProj] += 2 * a * nope * kv;  // W_UK absorbed into the query
+      f[C::kOProj] += 2 * a * kv * dv + 2 * a * dv * h;  // W_UV then o_proj
+      f[C::kAttnScores] += 2 * a * (kv + rope) * keys;
+      f[C::kAttnContext] += 2 * a * kv * keys;
+      return;
+    }
+    f[C::kKProj] += 2 * kv * a * nope;  // kv_b_proj, key half
+    f[C::kVProj] += 2 * kv * a * dv;    // kv_b_proj, value half
+    f[C::kOProj] += 2 * a * dv * h;
+    f[C::kAttnScores] += 2 * a * (nope + rope) * keys;
+    f[C::kAttnContext] += 2 * a * dv * keys;
+    return;
+  }
+  const auto g = static_cast<double>(spec.kv_heads);
+  const auto d = static_cast<double>(spec.head_dim);
+  f[C::kQProj] += 2 * h * a * d;
+  f[C::kKProj] += 2 * h * g * d;
+  f[C::kVProj] += 2 * h * g * d;
+  f[C::kOProj] += 2 * a * d * h;
+  f[C::kAttnScores] += 2 * a * d * keys;
+  f[C::kAttnContext] += 2 * a * d * keys;
+}
+
+void AddMlp(const ModelSpec& spec, const LayerSpec& layer, const Rules& rules, FlopsBreakdown& f) {
+  const auto h = static_cast<double>(spec.hidden);
+  if (!layer.moe) {
+    f[C::kDenseMlp] += 2 * h * static_cast<double>(spec.ffn) * MlpMatrices(spec);
+    return;
+  }
+  const MoeSpec& m = spec.moe;
+  const auto experts = static_cast<double>(rules.all_experts ? m.num_experts : m.top_k);
+  f[C::kRoutedExperts] += experts * 2 * h * static_cast<double>(m.expert_ffn) * MlpMatrices(spec);
+  if (m.shared_ffn > 0) f[C::kSharedExperts] += 2 * h * static_cast<double>(m.shared_ffn) * MlpMatrices(spec);
+  if (rules.router) f[C::kRouter] += 2 * h * static_cast<double>(m.num_experts);
+}
+
+// Wan DiT block on top of AddAttention/AddMlp: text (and image) cross-
+// attention with K/V computed once per forward on the context tokens,
+// amortised over the `tokens` video tokens.
+void AddDitCross(const ModelSpec& spec, double tokens, FlopsBreakdown& f) {
+  const auto d = static_cast<double>(spec.hidden);
+  auto context = static_cast<double>(spec.dit.text_len);
+  double cross = 2 * d * d * 2;                    // q and o on video tokens
+  cross += 2 * 2 * d * d * context / tokens;       // k, v on text tokens
+  if (spec.dit.image_conditioning) {
+    const auto image = static_cast<double>(spec.dit.image_len);
+    cross += 2 * 2 * d * d * image / tokens;
+    context += image;
+  }
+  cross += 4 * d * context;  // scores + context over the conditioning tokens
+  f[C::kCrossAttention] += cross;
+}
+
+void AddDitEmbedders(const ModelSpec& spec, double tokens, FlopsBreakdown& f) {
+  const auto d = static_cast<double>(spec.hidden);
+  const DitSpec& t = spec.dit;
+  const auto patch = static_cast<double>(t.patch_volume);
+  double per_token = 2 * static_cast<double>(t.in_dim) * patch * d;        // patch embedding
+  per_token += 2 * d * static_cast<double>(t.out_dim) * patch;            // head
+  double per_forward = 2 * static_cast<double>(t.text_len) * (static_cast<double>(t.text_dim) * d + d * d);
+  per_forward += 2 * (static_cast<double>(t.freq_dim) * d + d * d + 6 * d * d);  // time MLP + projection
+  if (t.image_conditioning) {
+    const auto c = static_cast<double>(t.image_dim);
+    per_forward += 2 * static_cast<double>(t.image_len) * (c * c + c * d);
+  }
+  f[C::kDitEmbedders] += per_token + per_forward / tokens;
+}
+
+double PaddedVocab(const ModelSpec& spec, const Rules& rules) {
+  auto v = static_cast<double>(spec.vocab);
+  if (!rules.pad_vocab) return v;
+  return static_cast<double>((spec.vocab + 127) / 128 * 128);
+}
+
+// Parameter-based conventions: 2 x N per token, split by component, with the
+// attention core from the rules.
+Status ParamBasisForward(const ModelSpec& spec, Convention convention, const Rules& rules, const Phase& phase,
+                         FlopsBreakdown& f) {
+  if (spec.arch == ArchKind::kDiT) {
+    return InvalidArgumentError(std::string("convention '") + ConventionName(convention) +
+                                "' counts 6N per token, which does not describe a DiT (its text and time "
+                                "embedders do not run per token); use megatron or exact");
+  }
+  const ParamCounts p = CountParams(spec);
+  const auto h = static_cast<double>(spec.hidden);
+  const auto v = static_cast<double>(spec.vocab);
+  double n = 0;      // the convention's N
+  double head = 0;   // LM-head parameters inside N
+  double embed = 0;  // embedding-table parameters inside N
+  switch (convention) {
+    case Convention::kPalm:
+      n = p.active - p.embedding - p.position_embedding + (spec.tied_embeddings ? v * h : 0);
+      head = v * h;
+      break;
+    case Convention::kKaplan:
+      n = p.active - p.embedding - p.position_embedding - p.lm_head;
+      break;
+    case Convention::kHf:
+      n = p.total - p.embedding - p.position_embedding;
+      head = p.lm_head;
+      break;
+    case Convention::kLlmFoundry:
+      n = p.active - (spec.tied_embeddings ? 0 : p.embedding);
+      head = v * h;
+      embed = p.position_embedding;
+      break;
+    default:
+      return InternalError("not a parameter-based convention");
+  }
+  FlopsBreakdown gemm;
+  for (const auto& layer : spec.layers) {
+    AddAttention(spec, KeysPerToken(rules, spec, layer.window, phase), MlaMode::kNonAbsorbed, gemm);
+    AddMlp(spec, layer, rules, gemm);
+  }
+  f = gemm;
+  f[C::kLmHead] = 2 * head;
+  f[C::kEmbedding] = 2 * embed;
+  double matrices = f.total() - f[C::kAttnScores] - f[C::kAttnContext];
+  f[C::kNormsAndBiases] = 2 * n - matrices;
+  return Status::Ok();
+}
+
+Status GemmBasisForward(const ModelSpec& spec, const Rules& rules, const Phase& phase, MlaMode mla,
+                        FlopsBreakdown& f) {
+  for (const auto& layer : spec.layers) {
+    AddAttention(spec, KeysPerToken(rules, spec, layer.window, phase), mla, f);
+    AddMlp(spec, layer, rules, f);
+  }
+  if (spec.arch == ArchKind::kDiT) {
+    const double tokens = phase.new_tokens;
+    for (size_t i = 0; i < spec.layers.size(); ++i) AddDitCross(spec, tokens, f);
+    AddDitEmbedders(spec, tokens, f);
+    return Status::Ok();
+  }
+  const auto h = static_cast<double>(spec.hidden);
+  f[C::kLmHead] = 2 * h * PaddedVocab(spec, rules);
+  if (spec.mtp_layers > 0 && rules.mtp != MtpMode::kNone) {
+    // Each MTP module: one more layer like the last, eh_proj (2h -> h) and,
+    // for Megatron, its own logits GEMM.
+    FlopsBreakdown mtp;
+    const LayerSpec& last = spec.layers.back();
+    AddAttention(spec, KeysPerToken(rules, spec, last.window, phase), mla, mtp);
+    AddMlp(spec, last, rules, mtp);
+    double per_module = mtp.total() + 2 * 2 * h * h;
+    if (rules.mtp == MtpMode::kLayerAndLogits) per_module += 2 * h * PaddedVocab(spec, rules);
+    f[C::kMtp] = static_cast<double>(spec.mtp_layers) * per_module;
+  }
+  return Status::Ok();
+}
+
+Status Forward(const ModelSpec& spec, Convention convention, const Phase& phase, MlaMode mla, FlopsBreakdown& f) {
+  Rules rules = flops::RulesFor(convention);
+  if (rules.basis == Basis::kParams) return ParamBasisForward(spec, convention, rules, phase, f);
+  return GemmBasisForward(spec, rules, phase, mla, f);
+}
+
+Status CheckLength(const ModelSpec& spec, int64_t tokens, const char* what) {
+  if (tokens < 1) return InvalidArgumentError(std::string(what) + " must be positive, got " + std::to_string(tokens));
+  if (tokens > kMaxSequence) return InvalidArgumentError(std::string(what) + " is absurd: " + std::to_string(tokens));
+  if (spec.arch == ArchKind::kDecoder && spec.max_position_embeddings > 0 && tokens > spec.max_position_embeddings) {
+    return InvalidArgumentError(std::string(what) + " " + std::to_string(tokens) + " exceeds the model's " +
+                                "max_position_embeddings (" + std::to_string(spec.max_position_embeddings) + ")");
+  }
+  return Status::Ok();
+}
+
+Status CheckBatch(int64_t batch) {
+  if (batch < 1 || batch > (int64_t{1} << 32)) {
+    return InvalidArgumentError("batch must be between 1 and 2^32, got " + std::to_string(batch));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+double FlopsBreakdown::total() const {
+  double sum = 0;
+  for (double v : forward) sum += v;
+  return sum;
+}
+
+const char* FlopsComponentName(FlopsComponent component) {
+  static constexpr const char* kNames[kNumFlopsComponents] = {
+      "q_proj",         "k_proj",        "v_proj",  "o_proj", "attn_scores",  "attn_context",
+      "mlp",            "routed_experts", "shared_experts", "router", "lm_head", "mtp",
+      "embedding",      "norms_biases",  "cross_attention", "dit_embedders"};
+  return kNames[static_cast<size_t>(component)];
+}
+
+StatusOr<TrainingFlops> ComputeTrainingFlops(const ModelSpec& spec, Convention convention, int64_t seq_len,
+                                             Recompute recompute) {
+  MFU_RETURN_IF_ERROR(CheckLength(spec, seq_len, "sequence length"));
+  TrainingFlops t;
+  t.convention = convention;
+  t.recompute = recompute;
+  t.seq_len = seq_len;
+  Phase phase{false, static_cast<double>(seq_len), 0};
+  MFU_RETURN_IF_ERROR(Forward(spec, convention, phase, MlaMode::kNonAbsorbed, t.forward));
+  const double forward = t.forward.total();
+  const double core = t.forward[C::kAttnScores] + t.forward[C::kAttnContext];
+  t.model_per_token = 3 * forward;
+  switch (recompute) {
+    case Recompute::kNone: break;
+    case Recompute::kSelective: t.recompute_per_token = 3 * core; break;
+    case Recompute::kSelectiveLiteral: t.recompute_per_token = core; break;
+    case Recompute::kFull:
+      if (flops::RulesFor(convention).basis == Basis::kParams) {
+        t.recompute_per_token = forward;  // 8N + 16*l*d*s (llm-foundry, PaLM)
+      } else {
+        t.recompute_per_token = forward - t.forward[C::kLmHead] - t.forward[C::kMtp] - t.forward[C::kEmbedding];
+      }
+      break;
+  }
+  t.hardware_per_token = t.model_per_token + t.recompute_per_token;
+  return t;
+}
+
+StatusOr<InferenceFlops> ComputePrefillFlops(const ModelSpec& spec, Convention convention, int64_t batch,
+                                             int64_t prompt_len, int64_t cached_len, MlaMode mla) {
+  MFU_RETURN_IF_ERROR(CheckBatch(batch));
+  if (cached_len < 0) return InvalidArgumentError("cached length must not be negative");
+  MFU_RETURN_IF_ERROR(CheckLength(spec, prompt_len, "prompt length"));
+  MFU_RETURN_IF_ERROR(CheckLength(spec, prompt_len + cached_len, "prompt plus cached length"));
+  InferenceFlops out;
+  out.convention = convention;
+  Phase phase{false, static_cast<double>(prompt_len), static_cast<double>(cached_len)};
+  MFU_RETURN_IF_ERROR(Forward(spec, convention, phase, mla, out.per_token));
+  out.tokens = static_cast<double>(batch) * static_cast<double>(prompt_len);
+  out.total = out.per_token.total() * out.tokens;
+  return out;
+}
+
+StatusOr<InferenceFlops> ComputeDecodeFlops(const ModelSpec& spec, Convention convention, int64_t batch,
+                                            int64_t context_len, MlaMode mla) {
+  MFU_RETURN_IF_ERROR(CheckBatch(batch));
+  MFU_RETURN_IF_ERROR(CheckLength(spec, context_len, "context length"));
+  if (spec.arch == ArchKind::kDiT) return InvalidArgumentError("decode does not apply to a diffusion transformer");
+  InferenceFlops out;
+  out.convention = convention;
+  Phase phase{true, 1, static_cast<double>(context_len)};
+  MFU_RETURN_IF_ERROR(Forward(spec, convention, phase, mla, out.per_token));
+  out.tokens = static_cast<double>(batch);
+  out.total = out.per_token.total() * out.tokens;
+  return out;
+}
+
+StatusOr<int64_t> DitTokens(const ModelSpec& spec, int64_t frames, int64_t height, int64_t width) {
+  if (spec.arch != ArchKind::kDiT) return InvalidArgumentError("--frames/--height/--width apply to DiT models only");
+  if (frames < 1 || height < 1 || width < 1 || frames > 100000 || height > 100000 || width > 100000) {
+    return InvalidArgumentError("video size must be positive and sane, got " + std::to_string(frames) + " frames of " +
+                                std::to_string(height) + "x" + std::to_string(width));
+  }
+  const int64_t t = spec.dit.vae_stride_t;
+  const int64_t hw = spec.dit.vae_stride_hw * 2;  // VAE stride x patch (2)
+  if ((frames - 1) % t != 0) return InvalidArgumentError("--frames must be 1 + a multiple of " + std::to_string(t));
+  if (height % hw != 0 || width % hw != 0) {
+    return InvalidArgumentError("--height and --width must be multiples of " + std::to_string(hw));
+  }
+  return (1 + (frames - 1) / t) * (height / hw) * (width / hw);
+}
+
+}  // namespace mfu

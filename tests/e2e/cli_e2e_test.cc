@@ -1,0 +1,223 @@
+// End-to-end tests of the mfu binary: exit codes (0 ok, 1 data error, 2 usage
+// error), one-line stderr messages naming the flag/file and field, JSON fields
+// scripts rely on, and --help.
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs the mfu binary with `args`, capturing stdout and stderr separately.
+Result RunMfu(const std::vector<std::string>& args) {
+  int out_pipe[2], err_pipe[2];
+  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) return {};
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    std::vector<char*> argv;
+    std::string binary = MFU_BINARY;
+    argv.push_back(binary.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  Result r;
+  std::array<pollfd, 2> fds{{{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}}};
+  int open_fds = 2;
+  char buf[4096];
+  while (open_fds > 0 && poll(fds.data(), fds.size(), 30000) > 0) {
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+// Bad input gives exactly one line on stderr, starting "mfu: ".
+void ExpectOneLineError(const Result& r, int code, const std::string& fragment) {
+  EXPECT_EQ(r.exit_code, code) << r.err;
+  EXPECT_EQ(r.err.rfind("mfu: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << "missing '" << fragment << "' in: " << r.err;
+}
+
+std::string SourcePath(const std::string& rel) { return std::string(MFU_SOURCE_DIR) + "/" + rel; }
+
+TEST(Cli, FlopsJsonFields) {
+  Result r = RunMfu({"flops", "--model", "llama-3.1-8b", "--seq-len", "8192", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["params"]["total"], 8030261248.0);  // model-configs/README.md
+  EXPECT_EQ(j["params"]["active"], 8030261248.0);
+  EXPECT_NEAR(j["flops_per_token"]["training"].get<double>() / 5.147040e10, 1.0, 1e-6);  // flops-reference.csv
+  EXPECT_EQ(j["convention"]["name"], "megatron");
+}
+
+TEST(Cli, FlopsTextStatesConvention) {
+  Result r = RunMfu({"flops", "--model", "llama-3.1-8b", "--seq-len", "8192", "--convention", "all"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("convention  megatron"), std::string::npos);
+  for (const char* name : {"palm", "kaplan", "exact", "hf", "maxtext", "llm-foundry"}) {
+    EXPECT_NE(r.out.find(name), std::string::npos) << name;
+  }
+}
+
+TEST(Cli, CalcJsonFields) {
+  Result r = RunMfu({"calc", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8192",
+                  "--tokens-per-sec-per-gpu", "6667", "--convention", "palm", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["mfu"].get<double>(), 0.39, 0.005);  // torchtitan: 39% MFU
+  EXPECT_DOUBLE_EQ(j["hfu"].get<double>(), j["mfu"].get<double>());
+  EXPECT_NEAR(j["tflops_per_gpu"].get<double>(), 0.39 * 989.4, 5);
+  EXPECT_EQ(j["convention"], "palm");
+}
+
+TEST(Cli, CalcTextShowsPeakConventionAndBand) {
+  Result r = RunMfu({"calc", "--model", "llama-3.1-8b", "--gpu", "NVIDIA H100 80GB HBM3", "--gpus", "8", "--seq-len",
+                  "8192", "--tokens-per-sec", "46k"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("dense bf16 peak 989.4"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("megatron"), std::string::npos);
+  EXPECT_NE(r.out.find("typical 30-60% band"), std::string::npos) << r.out;
+}
+
+TEST(Cli, HwShowJson) {
+  Result r = RunMfu({"hw", "show", "h100", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_DOUBLE_EQ(j["accelerator"]["peak_tflops"]["bf16"].get<double>(), 989.4);  // datasheet 1979 sparse / 2
+}
+
+TEST(Cli, MemoryAndModels) {
+  Result m = RunMfu({"memory", "--model", "llama-3.1-8b", "--json"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  auto j = nlohmann::json::parse(m.out);
+  EXPECT_DOUBLE_EQ(j["kv_cache"]["bytes_per_token"].get<double>(), 131072);
+  Result l = RunMfu({"models"});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  EXPECT_NE(l.out.find("deepseek-v3"), std::string::npos);
+}
+
+TEST(Cli, HelpAndVersion) {
+  Result top = RunMfu({"--help"});
+  EXPECT_EQ(top.exit_code, 0);
+  EXPECT_NE(top.out.find("flops"), std::string::npos);
+  Result a = RunMfu({"flops", "--help"});
+  Result b = RunMfu({"help", "flops"});
+  EXPECT_EQ(a.exit_code, 0);
+  EXPECT_EQ(b.exit_code, 0);
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out.find("--convention"), std::string::npos);
+  EXPECT_EQ(RunMfu({"--version"}).exit_code, 0);
+}
+
+// --- bad input: usage errors exit 2, data errors exit 1 ---
+
+TEST(CliErrors, UnknownCommandAndFlag) {
+  ExpectOneLineError(RunMfu({"flopz"}), 2, "flopz");
+  ExpectOneLineError(RunMfu({"flops", "--model", "llama-3.1-8b", "--bogus"}), 2, "--bogus");
+  ExpectOneLineError(RunMfu({}), 2, "subcommand");
+}
+
+TEST(CliErrors, UnknownAndAmbiguousModel) {
+  ExpectOneLineError(RunMfu({"flops", "--model", "llama-9"}), 2, "model 'llama-9'");
+  ExpectOneLineError(RunMfu({"flops", "--model", "mistral-7b"}), 2, "ambiguous; candidates: mistral-7b-instruct-v0.3");
+}
+
+TEST(CliErrors, UnknownAndAmbiguousGpu) {
+  std::vector<std::string> base = {"calc", "--model", "llama-3.1-8b", "--gpus", "8", "--seq-len", "8192",
+                                   "--tokens-per-sec", "40000", "--gpu"};
+  auto with = [&](const char* gpu) {
+    auto args = base;
+    args.push_back(gpu);
+    return RunMfu(args);
+  };
+  ExpectOneLineError(with("h1000"), 2, "h1000");
+  ExpectOneLineError(with("gaudi"), 2, "ambiguous, candidates: gaudi2-oam-96gb, gaudi3-oam-128gb");
+}
+
+TEST(CliErrors, ContradictoryFlags) {
+  ExpectOneLineError(RunMfu({"flops", "--model", "llama-3.1-8b", "--layers", "4"}), 2, "alternatives");
+  ExpectOneLineError(RunMfu({"calc", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8192",
+                          "--tokens-per-sec", "40000", "--step-time", "2", "--global-batch", "10"}),
+                     2, "give only one");
+  ExpectOneLineError(RunMfu({"flops", "--model", "llama-3.1-8b", "--inference", "decode"}), 2, "--context");
+  ExpectOneLineError(RunMfu({"flops", "--model", "llama-3.1-8b", "--inference", "prefill", "--recompute", "full"}), 2,
+                     "--recompute");
+}
+
+TEST(CliErrors, ZeroNegativeAndAbsurdNumbers) {
+  ExpectOneLineError(RunMfu({"flops", "--model", "llama-3.1-8b", "--seq-len", "0"}), 2, "sequence length");
+  ExpectOneLineError(RunMfu({"flops", "--model", "llama-3.1-8b", "--seq-len", "abc"}), 2, "--seq-len");
+  ExpectOneLineError(RunMfu({"flops", "--model", "llama-3.1-8b", "--seq-len", "999999999"}), 2,
+                     "max_position_embeddings");
+  ExpectOneLineError(RunMfu({"calc", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "-8", "--seq-len", "8192",
+                          "--tokens-per-sec", "40000"}),
+                     2, "--gpus");
+  ExpectOneLineError(RunMfu({"calc", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8192",
+                          "--tokens-per-sec", "1e12"}),
+                     2, "% of the dense bf16 peak");
+  ExpectOneLineError(RunMfu({"calc", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8192",
+                          "--tokens-per-sec", "-5"}),
+                     2, "--tokens-per-sec");
+  ExpectOneLineError(RunMfu({"flops", "--layers", "2", "--hidden", "64", "--heads", "4", "--vocab", "100", "--ffn", "256",
+                          "--experts", "4", "--topk", "8"}),
+                     2, "--top-k: 8 exceeds --experts 4");
+}
+
+TEST(CliErrors, BadConfigFilesAreDataErrors) {
+  ExpectOneLineError(RunMfu({"flops", "--model", SourcePath("tests/data/bad_configs/malformed.json")}), 1,
+                     "malformed.json: malformed JSON at byte");
+  ExpectOneLineError(RunMfu({"flops", "--model", SourcePath("tests/data/bad_configs/missing_key.json")}), 1,
+                     "missing_key.json: key 'num_hidden_layers' is missing");
+  ExpectOneLineError(RunMfu({"flops", "--model", SourcePath("tests/data/bad_configs/wrong_type.json")}), 1,
+                     "wrong_type.json: key 'hidden_size' must be a positive integer");
+  ExpectOneLineError(RunMfu({"flops", "--model", SourcePath("tests/data/bad_configs/unknown_type.json")}), 1,
+                     "unsupported model type 'bert'");
+  ExpectOneLineError(RunMfu({"flops", "--model", SourcePath("tests/data/bad_configs/no_such_file.json")}), 1,
+                     "cannot open file");
+}
+
+TEST(CliErrors, BadHardwareFile) {
+  Result r = RunMfu({"hw", "list", "--hardware-file", SourcePath("tests/data/bad_hardware.csv")});
+  ExpectOneLineError(r, 1, "bad_hardware.csv:2");
+}
+
+}  // namespace

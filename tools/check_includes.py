@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Fails when an include crosses the module layering (STYLE.md section 1):
+include/ never includes src/; a module includes only modules below it; nothing
+includes cli/. Mirrors perfetto's tools/check_include_violations."""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+# module -> modules it may include (besides itself)
+ALLOWED = {
+    "base": set(),
+    "model": {"base"},
+    "hwdb": {"base"},
+    "flops": {"base", "model", "hwdb"},
+    "report": {"base"},
+    "cli": {"base", "model", "hwdb", "flops", "report"},
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def main() -> int:
+    errors = []
+    for path in sorted((ROOT / "include").rglob("*.h")):
+        for line in path.read_text().splitlines():
+            m = INCLUDE.match(line)
+            if m and not m.group(1).startswith("mfu/"):
+                errors.append(f"{path.relative_to(ROOT)}: public header includes {m.group(1)}")
+    for path in sorted((ROOT / "src").rglob("*")):
+        if path.suffix not in (".h", ".cc"):
+            continue
+        module = path.relative_to(ROOT / "src").parts[0]
+        for line in path.read_text().splitlines():
+            m = INCLUDE.match(line)
+            if not m or m.group(1).startswith("mfu/"):
+                continue
+            target = m.group(1).split("/")[0]
+            if target == module:
+                continue
+            if target not in ALLOWED.get(module, set()):
+                errors.append(f"{path.relative_to(ROOT)}: module '{module}' may not include {m.group(1)}")
+    for e in errors:
+        print(e)
+    print(f"check_includes: {len(errors)} violation(s)")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
