@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
     std::filesystem::path arg(argv[i]);
     if (std::filesystem::is_directory(arg)) {
       for (const auto& entry : std::filesystem::recursive_directory_iterator(arg)) {
-        if (entry.is_regular_file()) count += RunFile(entry.path());
+        if (entry.is_regular_file())
+          count += RunFile(entry.path());
       }
     } else {
       count += RunFile(arg);

@@ -11,7 +11,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   auto spec = mfu::ParseModelConfig(text, "fuzz.json");
-  if (!spec.ok()) return 0;
+  if (!spec.ok())
+    return 0;
   mfu::ParamCounts params = mfu::CountParams(*spec);
   (void)params;
   for (const auto& info : mfu::AllConventions()) {

@@ -81,16 +81,16 @@ struct TrainingFlops {
   Convention convention = Convention::kMegatron;
   Recompute recompute = Recompute::kNone;
   int64_t seq_len = 0;
-  FlopsBreakdown forward;      // per token
-  double model_per_token = 0;  // forward + backward = 3 x forward: the MFU numerator
+  FlopsBreakdown forward;          // per token
+  double model_per_token = 0;      // forward + backward = 3 x forward: the MFU numerator
   double recompute_per_token = 0;  // extra forward FLOPs recompute executes
   double hardware_per_token = 0;   // model + recompute: the HFU numerator
 };
 
 // Errors: kInvalidArgument when `seq_len` < 1 or absurd (> 2^31), or beyond
 // the model's max_position_embeddings (DiT models have no limit).
-StatusOr<TrainingFlops> ComputeTrainingFlops(const ModelSpec& spec, Convention convention,
-                                             int64_t seq_len, Recompute recompute);
+StatusOr<TrainingFlops> ComputeTrainingFlops(const ModelSpec& spec, Convention convention, int64_t seq_len,
+                                             Recompute recompute);
 
 // How MLA attention is executed at inference: naive (K/V decompressed, the
 // training form and the "model FLOPs") or absorbed (attention over the latent).

@@ -38,10 +38,10 @@ StatusOr<DType> ParseDType(std::string_view text);
 double DTypeBytes(DType dtype);
 
 struct Accelerator {
-  std::string id;           // unique, lowercase, e.g. "h100-sxm5-80gb"
-  std::string vendor;       // "NVIDIA"
-  std::string name;         // "H100"
-  std::string form_factor;  // "SXM5 80GB"
+  std::string id;                    // unique, lowercase, e.g. "h100-sxm5-80gb"
+  std::string vendor;                // "NVIDIA"
+  std::string name;                  // "H100"
+  std::string form_factor;           // "SXM5 80GB"
   std::vector<std::string> aliases;  // extra names, e.g. Kineto's device name
   // Dense TFLOP/s (TOP/s for int8) of one device as the framework counts it
   // (an MI250X GCD, a TPU7x TensorCore); 0 = not supported or unknown.
@@ -63,9 +63,7 @@ struct Accelerator {
   std::string notes;
 
   // Dense peak in FLOP/s (not TFLOP/s) for `dtype`; 0 when unsupported.
-  double peak_flops(DType dtype) const {
-    return peak_tflops[static_cast<size_t>(dtype)] * 1e12;
-  }
+  double peak_flops(DType dtype) const { return peak_tflops[static_cast<size_t>(dtype)] * 1e12; }
   std::string display_name() const;  // "NVIDIA H100 SXM5 80GB"
 };
 

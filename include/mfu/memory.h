@@ -13,8 +13,8 @@
 namespace mfu {
 
 enum class Optimizer {
-  kAdamMixed,  // fp32 master weights + two fp32 moments: 12 bytes/param
-  kAdamFp32,   // weights already fp32: two fp32 moments, 8 bytes/param
+  kAdamMixed,    // fp32 master weights + two fp32 moments: 12 bytes/param
+  kAdamFp32,     // weights already fp32: two fp32 moments, 8 bytes/param
   kSgdMomentum,  // one fp32 momentum (+ fp32 master if weights are 16-bit)
 };
 
@@ -46,7 +46,7 @@ struct TrainingMemory {
   }
 };
 
-// Korthikanti et al. 2022 (arXiv:2205.05198) §4, generalised to GQA, gated
+// Korthikanti et al. 2022 (arXiv:2205.05198) section 4, generalised to GQA, gated
 // MLPs and MoE (docs/memory.md): per layer s*b*h*34 + 5*a*s^2*b bytes for a
 // GPT layer; the a*s^2 term vanishes with flash attention or selective
 // recompute; full recompute keeps only the layer input (2*s*b*h).
@@ -57,8 +57,8 @@ StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const Tra
 double KorthikantiActivationBytesPerLayer(double s, double b, double h, double a);
 
 struct KvCacheSize {
-  double bytes_per_token = 0;  // all layers, ignoring window caps
-  double bytes_per_sequence = 0;  // at `context_len`, with sliding-window caps
+  double bytes_per_token = 0;                  // all layers, ignoring window caps
+  double bytes_per_sequence = 0;               // at `context_len`, with sliding-window caps
   double kv_elements_per_token_per_layer = 0;  // K+V (or MLA latent) elements
 };
 

@@ -30,8 +30,8 @@ struct MlaSpec {
 struct MoeSpec {
   int64_t num_experts = 0;  // routed experts, 0 for dense models
   int64_t top_k = 0;
-  int64_t expert_ffn = 0;   // intermediate size of one routed expert
-  int64_t shared_ffn = 0;   // total intermediate size of the shared expert(s)
+  int64_t expert_ffn = 0;              // intermediate size of one routed expert
+  int64_t shared_ffn = 0;              // total intermediate size of the shared expert(s)
   bool shared_expert_gate = false;     // Qwen2-MoE: Linear(h, 1) on the shared expert
   bool router_bias = false;            // gpt-oss
   bool expert_bias = false;            // gpt-oss: biases in each expert
@@ -89,13 +89,13 @@ struct ModelSpec {
   int64_t position_embeddings = 0;  // rows of a learned position table, 0 if none
   NormKind norm = NormKind::kRmsNorm;
   int norms_per_layer = 2;
-  bool qk_norm = false;       // per-head q/k RMSNorm over head_dim
+  bool qk_norm = false;  // per-head q/k RMSNorm over head_dim
   bool qkv_bias = false;
   bool o_bias = false;
   bool mlp_bias = false;
   bool attention_sinks = false;  // gpt-oss: one learned logit per head
   bool parallel_residual = false;
-  int64_t mtp_layers = 0;  // DeepSeek-V3 multi-token-prediction modules
+  int64_t mtp_layers = 0;               // DeepSeek-V3 multi-token-prediction modules
   int64_t max_position_embeddings = 0;  // 0 when unknown
   DitSpec dit;
 
@@ -122,13 +122,13 @@ struct ParamCounts {
   // Active without input/position embeddings: what vendors call "activated
   // parameters" (DeepSeek-V3's 37B, gpt-oss-120b's 5.1B).
   double active_non_embedding = 0;
-  double attention = 0;      // all layers, incl. biases and q/k norms
+  double attention = 0;  // all layers, incl. biases and q/k norms
   double dense_mlp = 0;
   double routed_experts = 0;  // all routed experts, all layers
   double shared_experts = 0;
   double router = 0;
-  double norms = 0;  // layer norms + final norm
-  double mtp = 0;    // MTP modules, not part of total
+  double norms = 0;          // layer norms + final norm
+  double mtp = 0;            // MTP modules, not part of total
   double dit_embedders = 0;  // patch/text/time embedders and head (DiT)
 };
 
@@ -161,9 +161,9 @@ struct GenericModelOptions {
   int64_t head_dim = 0;  // 0: hidden / heads
   int64_t ffn = 0;       // dense MLP size; 0: 4*hidden (plain) or required (gated)
   int64_t vocab = 0;
-  int64_t experts = 0;   // routed experts; 0 = dense
+  int64_t experts = 0;  // routed experts; 0 = dense
   int64_t top_k = 0;
-  int64_t moe_ffn = 0;   // per-expert size; 0: ffn
+  int64_t moe_ffn = 0;  // per-expert size; 0: ffn
   int64_t shared_ffn = 0;
   bool gated_mlp = true;
   bool tied_embeddings = false;

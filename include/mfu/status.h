@@ -33,8 +33,7 @@ const char* StatusCodeName(StatusCode code);
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(StatusCode code, std::string message)
-      : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return Status(); }
 
@@ -61,7 +60,7 @@ Status InternalError(std::string message);
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT
     if (status_.ok()) {
       status_ = Status(StatusCode::kInternal, "ok status without a value");
@@ -91,10 +90,11 @@ class [[nodiscard]] StatusOr {
 #define MFU_STATUS_CONCAT_(a, b) MFU_STATUS_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function if `expr` (a Status) is not ok.
-#define MFU_RETURN_IF_ERROR(expr)              \
-  do {                                         \
-    ::mfu::Status mfu_status_ = (expr);        \
-    if (!mfu_status_.ok()) return mfu_status_; \
+#define MFU_RETURN_IF_ERROR(expr)       \
+  do {                                  \
+    ::mfu::Status mfu_status_ = (expr); \
+    if (!mfu_status_.ok())              \
+      return mfu_status_;               \
   } while (0)
 
 // `lhs` = value of `rexpr` (a StatusOr), or returns its error.
@@ -102,5 +102,6 @@ class [[nodiscard]] StatusOr {
   MFU_ASSIGN_OR_RETURN_IMPL_(MFU_STATUS_CONCAT_(mfu_statusor_, __LINE__), lhs, rexpr)
 #define MFU_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, rexpr) \
   auto tmp = (rexpr);                               \
-  if (!tmp.ok()) return tmp.status();               \
+  if (!tmp.ok())                                    \
+    return tmp.status();                            \
   lhs = std::move(tmp).value()

@@ -14,13 +14,15 @@ StatusOr<std::string> RealFileSystem::ReadFile(const std::string& path) const {
   }
   std::ostringstream out;
   out << in.rdbuf();
-  if (in.bad()) return NotFoundError(path + ": read error");
+  if (in.bad())
+    return NotFoundError(path + ": read error");
   return out.str();
 }
 
 StatusOr<std::string> InMemoryFileSystem::ReadFile(const std::string& path) const {
   auto it = files_.find(path);
-  if (it == files_.end()) return NotFoundError(path + ": cannot open file (no such file)");
+  if (it == files_.end())
+    return NotFoundError(path + ": cannot open file (no such file)");
   return it->second;
 }
 

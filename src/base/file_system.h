@@ -26,9 +26,7 @@ class RealFileSystem final : public FileSystem {
 // An in-memory map from path to content, for tests.
 class InMemoryFileSystem final : public FileSystem {
  public:
-  void AddFile(const std::string& path, std::string content) {
-    files_[path] = std::move(content);
-  }
+  void AddFile(const std::string& path, std::string content) { files_[path] = std::move(content); }
   StatusOr<std::string> ReadFile(const std::string& path) const override;
 
  private:

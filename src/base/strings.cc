@@ -10,13 +10,16 @@ namespace mfu::base {
 
 std::string ToLower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -26,7 +29,8 @@ std::vector<std::string> Split(std::string_view s, char sep) {
   while (true) {
     size_t pos = s.find(sep, start);
     out.emplace_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
-    if (pos == std::string_view::npos) break;
+    if (pos == std::string_view::npos)
+      break;
     start = pos + 1;
   }
   return out;
@@ -38,7 +42,8 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 
 int EditDistance(std::string_view a, std::string_view b) {
   std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
+  for (size_t j = 0; j <= b.size(); ++j)
+    prev[j] = static_cast<int>(j);
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = static_cast<int>(i);
     for (size_t j = 1; j <= b.size(); ++j) {
@@ -68,7 +73,8 @@ std::string ClosestMatch(std::string_view word, const std::vector<std::string>& 
 std::string Join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += sep;
+    if (i)
+      out += sep;
     out += items[i];
   }
   return out;
@@ -77,33 +83,50 @@ std::string Join(const std::vector<std::string>& items, std::string_view sep) {
 StatusOr<double> ParseScaledNumber(std::string_view text, std::string_view what) {
   std::string_view t = Trim(text);
   std::string label(what);
-  if (t.empty()) return InvalidArgumentError(label + ": expected a number, got an empty value");
+  if (t.empty())
+    return InvalidArgumentError(label + ": expected a number, got an empty value");
   double scale = 1.0;
   char last = static_cast<char>(std::tolower(static_cast<unsigned char>(t.back())));
   switch (last) {
-    case 'k': scale = 1e3; break;
-    case 'm': scale = 1e6; break;
+    case 'k':
+      scale = 1e3;
+      break;
+    case 'm':
+      scale = 1e6;
+      break;
     case 'g':
-    case 'b': scale = 1e9; break;
-    case 't': scale = 1e12; break;
-    case 'p': scale = 1e15; break;
-    default: break;
+    case 'b':
+      scale = 1e9;
+      break;
+    case 't':
+      scale = 1e12;
+      break;
+    case 'p':
+      scale = 1e15;
+      break;
+    default:
+      break;
   }
-  if (scale > 1.0) t.remove_suffix(1);
+  if (scale > 1.0)
+    t.remove_suffix(1);
   double value = 0;
   auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
   if (ec != std::errc() || ptr != t.data() + t.size()) {
     return InvalidArgumentError(label + ": '" + std::string(text) + "' is not a number");
   }
   value *= scale;
-  if (!std::isfinite(value)) return InvalidArgumentError(label + ": '" + std::string(text) + "' is not finite");
-  if (value < 0) return InvalidArgumentError(label + ": must not be negative, got " + std::string(text));
+  if (!std::isfinite(value))
+    return InvalidArgumentError(label + ": '" + std::string(text) + "' is not finite");
+  if (value < 0)
+    return InvalidArgumentError(label + ": must not be negative, got " + std::string(text));
   return value;
 }
 
 std::string FormatSi(double value, int digits) {
-  static constexpr struct { double scale; const char* suffix; } kUnits[] = {
-      {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  static constexpr struct {
+    double scale;
+    const char* suffix;
+  } kUnits[] = {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
   char buf[64];
   for (const auto& u : kUnits) {
     if (std::fabs(value) >= u.scale) {
@@ -120,11 +143,13 @@ std::string FormatThousands(double value) {
   std::snprintf(buf, sizeof buf, "%.0f", value);
   std::string digits(buf);
   bool negative = !digits.empty() && digits[0] == '-';
-  if (negative) digits.erase(0, 1);
+  if (negative)
+    digits.erase(0, 1);
   std::string out;
   int count = 0;
   for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
-    if (count && count % 3 == 0) out.insert(out.begin(), ',');
+    if (count && count % 3 == 0)
+      out.insert(out.begin(), ',');
     out.insert(out.begin(), *it);
     ++count;
   }

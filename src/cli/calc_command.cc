@@ -1,10 +1,10 @@
 // mfu calc: MFU and HFU from a training log's throughput or step time.
 
-#include <ostream>
-#include <string>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <ostream>
+#include <string>
 
 #include "base/strings.h"
 #include "cli/command.h"
@@ -61,7 +61,8 @@ class CalcCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(options.precision, ParseDType(o_.precision));
     if (!o_.tokens_per_s.empty()) {
       MFU_ASSIGN_OR_RETURN(o_.throughput.tokens_per_s, base::ParseScaledNumber(o_.tokens_per_s, "--tokens-per-sec"));
-      if (!(o_.throughput.tokens_per_s > 0)) return InvalidArgumentError("--tokens-per-sec must be positive");
+      if (!(o_.throughput.tokens_per_s > 0))
+        return InvalidArgumentError("--tokens-per-sec must be positive");
     }
     if (!o_.tokens_per_s_per_gpu.empty()) {
       MFU_ASSIGN_OR_RETURN(o_.throughput.tokens_per_s_per_gpu,
@@ -113,7 +114,7 @@ class CalcCommand final : public Command {
     report::Table table({"metric", "value", "note"});
     table.AddRow({"model FLOPs per token", report::Sci(r.flops.model_per_token), ConventionName(options.convention)});
     table.AddRow({"hardware FLOPs per token", report::Sci(r.flops.hardware_per_token),
-                  std::string("+ recompute ") + RecomputeName(options.recompute)});
+                  std::string("model FLOPs + recompute ") + RecomputeName(options.recompute)});
     table.AddRow({"achieved TFLOP/s per GPU", report::Fixed(r.model_tflops_per_gpu, 1), "model FLOPs"});
     table.AddRow({"MFU", report::Percent(r.mfu), r.band});
     table.AddRow({"HFU", report::Percent(r.hfu), "includes recomputed FLOPs"});
@@ -125,6 +126,8 @@ class CalcCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> MakeCalcCommand() { return std::make_unique<CalcCommand>(); }
+std::unique_ptr<Command> MakeCalcCommand() {
+  return std::make_unique<CalcCommand>();
+}
 
 }  // namespace mfu::cli

@@ -1,11 +1,11 @@
 // mfu flops: parameters and FLOPs of a model under a named convention, for
 // training (with recompute) or inference (prefill, decode).
 
-#include <ostream>
-#include <string>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <ostream>
+#include <string>
 
 #include "base/strings.h"
 #include "cli/command.h"
@@ -38,7 +38,8 @@ void PrintComponents(std::ostream& out, const FlopsBreakdown& f) {
   const double total = f.total();
   for (size_t i = 0; i < kNumFlopsComponents; ++i) {
     auto c = static_cast<FlopsComponent>(i);
-    if (!(f[c] > 0) && c != FlopsComponent::kLmHead) continue;
+    if (!(f[c] > 0) && c != FlopsComponent::kLmHead)
+      continue;
     table.AddRow({FlopsComponentName(c), report::Sci(f[c]), report::Percent(total > 0 ? f[c] / total : 0)});
   }
   table.AddSeparator();
@@ -61,8 +62,9 @@ class FlopsCommand final : public Command {
 
   void Register(CLI::App& app) override {
     o_.model.Register(app);
-    seq_len_option_ = app.add_option("--seq-len,-s", o_.seq_len,
-                   "Training sequence length / prompt length [default: 4096; DiT: from the video size]");
+    seq_len_option_ =
+        app.add_option("--seq-len,-s", o_.seq_len,
+                       "Training sequence length / prompt length [default: 4096; DiT: from the video size]");
     app.add_option("--batch,-b", o_.batch, "Sequences per step (training) or per batch (inference)")
         ->capture_default_str();
     app.add_option("--convention,-c", o_.convention, "megatron, palm, kaplan, exact, hf, maxtext, llm-foundry, or all")
@@ -84,12 +86,15 @@ class FlopsCommand final : public Command {
   Status Run(const CommandContext& ctx) override {
     MFU_ASSIGN_OR_RETURN(ModelSpec spec, o_.model.Resolve());
     MFU_RETURN_IF_ERROR(ResolveSeqLen(spec));
-    if (o_.batch < 1) return InvalidArgumentError("--batch must be positive, got " + std::to_string(o_.batch));
+    if (o_.batch < 1)
+      return InvalidArgumentError("--batch must be positive, got " + std::to_string(o_.batch));
     if (!o_.inference.empty() && o_.recompute != "none") {
       return InvalidArgumentError("--recompute applies to training, not --inference");
     }
-    if (o_.inference != "decode" && o_.context > 0) return InvalidArgumentError("--context needs --inference decode");
-    if (o_.inference != "prefill" && o_.cached > 0) return InvalidArgumentError("--cached needs --inference prefill");
+    if (o_.inference != "decode" && o_.context > 0)
+      return InvalidArgumentError("--context needs --inference decode");
+    if (o_.inference != "prefill" && o_.cached > 0)
+      return InvalidArgumentError("--cached needs --inference prefill");
     MFU_ASSIGN_OR_RETURN(Recompute recompute, ParseRecompute(o_.recompute));
     const bool all = base::ToLower(o_.convention) == "all";
     Convention convention = Convention::kMegatron;
@@ -102,14 +107,17 @@ class FlopsCommand final : public Command {
     j["params"] = ParamsJson(params);
     j["seq_len"] = o_.seq_len;
     j["batch"] = o_.batch;
-    if (!o_.json) PrintModelSummary(ctx.out, spec, params);
+    if (!o_.json)
+      PrintModelSummary(ctx.out, spec, params);
     if (!o_.inference.empty()) {
       MFU_RETURN_IF_ERROR(RunInference(ctx, spec, convention, j));
     } else {
       MFU_RETURN_IF_ERROR(RunTraining(ctx, spec, convention, recompute, j));
-      if (all) MFU_RETURN_IF_ERROR(RunAllConventions(ctx, spec, recompute, j));
+      if (all)
+        MFU_RETURN_IF_ERROR(RunAllConventions(ctx, spec, recompute, j));
     }
-    if (o_.json) PrintJson(ctx.out, j);
+    if (o_.json)
+      PrintJson(ctx.out, j);
     return Status::Ok();
   }
 
@@ -117,14 +125,16 @@ class FlopsCommand final : public Command {
   Status ResolveSeqLen(const ModelSpec& spec) {
     bool video = o_.frames || o_.height || o_.width;
     if (video) {
-      if (o_.seq_len > 0) return InvalidArgumentError("--seq-len and --frames/--height/--width are alternatives");
+      if (o_.seq_len > 0)
+        return InvalidArgumentError("--seq-len and --frames/--height/--width are alternatives");
       MFU_ASSIGN_OR_RETURN(o_.seq_len, DitTokens(spec, o_.frames, o_.height, o_.width));
     } else if (seq_len_option_->count() == 0) {
       if (spec.arch == ArchKind::kDiT) {
         MFU_ASSIGN_OR_RETURN(o_.seq_len, DitTokens(spec, 81, 720, 1280));
       } else {
         o_.seq_len = kDefaultSeqLen;
-        if (spec.max_position_embeddings > 0) o_.seq_len = std::min(o_.seq_len, spec.max_position_embeddings);
+        if (spec.max_position_embeddings > 0)
+          o_.seq_len = std::min(o_.seq_len, spec.max_position_embeddings);
       }
     }
     return Status::Ok();
@@ -142,7 +152,8 @@ class FlopsCommand final : public Command {
                             {"hardware", t.hardware_per_token},
                             {"components_forward", ComponentsJson(t.forward)}};
     j["flops_per_step"] = {{"training", t.model_per_token * tokens}, {"hardware", t.hardware_per_token * tokens}};
-    if (o_.json) return Status::Ok();
+    if (o_.json)
+      return Status::Ok();
     std::ostream& out = ctx.out;
     out << fmt::format("convention  {}: {}\n", ConventionName(convention), ConventionSummary(convention));
     out << fmt::format("sequence    {} tokens x batch {}; recompute {}\n\n", o_.seq_len, o_.batch,
@@ -150,11 +161,11 @@ class FlopsCommand final : public Command {
     PrintComponents(out, t.forward);
     out << "\n";
     report::Table table({"training (" + std::string(ConventionName(convention)) + ")", "per token", "per step"});
-    table.AddRow({"model FLOPs (3x forward, MFU)", report::Sci(t.model_per_token),
-                  report::Sci(t.model_per_token * tokens)});
+    table.AddRow(
+        {"model FLOPs (3x forward, MFU)", report::Sci(t.model_per_token), report::Sci(t.model_per_token * tokens)});
     table.AddRow({"recompute FLOPs", report::Sci(t.recompute_per_token), report::Sci(t.recompute_per_token * tokens)});
-    table.AddRow({"hardware FLOPs (HFU)", report::Sci(t.hardware_per_token),
-                  report::Sci(t.hardware_per_token * tokens)});
+    table.AddRow(
+        {"hardware FLOPs (HFU)", report::Sci(t.hardware_per_token), report::Sci(t.hardware_per_token * tokens)});
     table.Print(out);
     return Status::Ok();
   }
@@ -169,7 +180,8 @@ class FlopsCommand final : public Command {
         table.AddRow({info.name, "n/a", "", t.status().message()});
         continue;
       }
-      if (info.convention == Convention::kMegatron) reference = t->model_per_token;
+      if (info.convention == Convention::kMegatron)
+        reference = t->model_per_token;
       double ratio = reference > 0 ? t->model_per_token / reference : 0;
       table.AddRow({info.name, report::Sci(t->model_per_token), report::Fixed(ratio, 3), info.summary});
       rows.push_back({{"name", info.name}, {"training", t->model_per_token}, {"hardware", t->hardware_per_token}});
@@ -190,20 +202,18 @@ class FlopsCommand final : public Command {
       MFU_ASSIGN_OR_RETURN(f, ComputePrefillFlops(spec, convention, o_.batch, o_.seq_len, o_.cached, mla));
       what = fmt::format("prefill of {} tokens on {} cached, batch {}", o_.seq_len, o_.cached, o_.batch);
     } else {
-      if (o_.context < 1) return InvalidArgumentError("--inference decode needs --context (keys per new token)");
+      if (o_.context < 1)
+        return InvalidArgumentError("--inference decode needs --context (keys per new token)");
       MFU_ASSIGN_OR_RETURN(f, ComputeDecodeFlops(spec, convention, o_.batch, o_.context, mla));
       what = fmt::format("decode step at context {}, batch {}", o_.context, o_.batch);
     }
     j["convention"] = {{"name", ConventionName(convention)}, {"summary", ConventionSummary(convention)}};
-    j["inference"] = {{"mode", o_.inference},
-                      {"mla", o_.mla},
-                      {"context", o_.context},
-                      {"cached", o_.cached},
-                      {"tokens", f.tokens},
-                      {"flops_per_token", f.per_token.total()},
-                      {"flops_total", f.total},
-                      {"components_forward", ComponentsJson(f.per_token)}};
-    if (o_.json) return Status::Ok();
+    j["inference"] = {{"mode", o_.inference},   {"mla", o_.mla},
+                      {"context", o_.context},  {"cached", o_.cached},
+                      {"tokens", f.tokens},     {"flops_per_token", f.per_token.total()},
+                      {"flops_total", f.total}, {"components_forward", ComponentsJson(f.per_token)}};
+    if (o_.json)
+      return Status::Ok();
     ctx.out << fmt::format("convention  {}: {}\n", ConventionName(convention), ConventionSummary(convention));
     ctx.out << fmt::format("inference   {}; MLA {}\n\n", what, o_.mla);
     PrintComponents(ctx.out, f.per_token);
@@ -213,7 +223,8 @@ class FlopsCommand final : public Command {
 
   static const char* ConventionSummary(Convention c) {
     for (const auto& info : AllConventions()) {
-      if (info.convention == c) return info.summary;
+      if (info.convention == c)
+        return info.summary;
     }
     return "";
   }
@@ -224,6 +235,8 @@ class FlopsCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> MakeFlopsCommand() { return std::make_unique<FlopsCommand>(); }
+std::unique_ptr<Command> MakeFlopsCommand() {
+  return std::make_unique<FlopsCommand>();
+}
 
 }  // namespace mfu::cli

@@ -1,10 +1,9 @@
 // `mfu help <command>` and the unknown-command check of main.cc.
 
+#include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "base/strings.h"
 #include "cli/command.h"
@@ -27,11 +26,13 @@ int PrintHelp(const CLI::App& app, const std::string& topic, std::ostream& out, 
 }
 
 std::string CheckCommandName(const CLI::App& app, int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-') return "";
+  if (argc < 2 || argv[1][0] == '-')
+    return "";
   std::string word = argv[1];
   std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands({})) {
-    if (sub->get_name() == word) return "";
+    if (sub->get_name() == word)
+      return "";
     names.push_back(sub->get_name());
   }
   std::string suggestion = base::ClosestMatch(word, names);

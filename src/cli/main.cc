@@ -1,10 +1,9 @@
 // mfu: thin entry point. Parses the command line, runs one subcommand and maps
 // its Status to an exit code: 0 ok, 1 runtime/data error, 2 usage error.
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/command.h"
 #include "mfu/version.h"
@@ -45,12 +44,15 @@ int main(int argc, char** argv) {
     std::cerr << "mfu: " << e.what() << "\n";
     return 2;
   }
-  if (help->parsed()) return mfu::cli::PrintHelp(app, help_topic, std::cout, std::cerr);
+  if (help->parsed())
+    return mfu::cli::PrintHelp(app, help_topic, std::cout, std::cerr);
   mfu::cli::CommandContext context{std::cout, std::cerr};
   for (auto& [sub, command] : table) {
-    if (!sub->parsed()) continue;
+    if (!sub->parsed())
+      continue;
     mfu::Status status = command->Run(context);
-    if (status.ok()) return 0;
+    if (status.ok())
+      return 0;
     std::cerr << "mfu: " << status.message() << "\n";
     return status.code() == mfu::StatusCode::kInvalidArgument ? 2 : 1;
   }

@@ -1,11 +1,11 @@
 // mfu memory: training memory (weights, gradients, optimizer, activations)
 // and the KV cache of a model.
 
-#include <ostream>
-#include <string>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <ostream>
+#include <string>
 
 #include "cli/command.h"
 #include "cli/model_flags.h"
@@ -64,14 +64,16 @@ class MemoryCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(m.grad_dtype, ParseDType(o_.grad_dtype));
     MFU_ASSIGN_OR_RETURN(m.recompute, ParseRecompute(o_.recompute));
     MFU_ASSIGN_OR_RETURN(DType kv_dtype, ParseDType(o_.kv_dtype));
-    m.optimizer = o_.optimizer == "adam" ? Optimizer::kAdamMixed
-                  : o_.optimizer == "adam-fp32" ? Optimizer::kAdamFp32 : Optimizer::kSgdMomentum;
+    m.optimizer = o_.optimizer == "adam"        ? Optimizer::kAdamMixed
+                  : o_.optimizer == "adam-fp32" ? Optimizer::kAdamFp32
+                                                : Optimizer::kSgdMomentum;
     m.seq_len = o_.seq_len;
     m.micro_batch = o_.micro_batch;
     m.flash_attention = !o_.no_flash;
     m.tensor_parallel = o_.tp;
     m.sequence_parallel = o_.sp;
-    if (o_.sp && o_.tp == 1) return InvalidArgumentError("--sp needs --tp > 1");
+    if (o_.sp && o_.tp == 1)
+      return InvalidArgumentError("--sp needs --tp > 1");
     MFU_ASSIGN_OR_RETURN(TrainingMemory mem, EstimateTrainingMemory(spec, m));
     const ParamCounts params = CountParams(spec);
     nlohmann::json j = JsonEnvelope();
@@ -128,6 +130,8 @@ class MemoryCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> MakeMemoryCommand() { return std::make_unique<MemoryCommand>(); }
+std::unique_ptr<Command> MakeMemoryCommand() {
+  return std::make_unique<MemoryCommand>();
+}
 
 }  // namespace mfu::cli

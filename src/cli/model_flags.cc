@@ -5,8 +5,7 @@
 namespace mfu::cli {
 
 void ModelFlags::Register(CLI::App& app) {
-  app.add_option("--model,-m", model,
-                 "Preset name (see 'mfu models') or path to a Hugging Face config.json");
+  app.add_option("--model,-m", model, "Preset name (see 'mfu models') or path to a Hugging Face config.json");
   auto* g = app.add_option_group("Generic model", "A transformer given by numbers instead of --model");
   g->add_option("--layers", generic.layers, "Decoder layers");
   g->add_option("--hidden", generic.hidden, "Hidden size");
@@ -22,7 +21,8 @@ void ModelFlags::Register(CLI::App& app) {
   g->add_option("--mlp", mlp, "gated (SwiGLU, 3 matrices) or plain (2 matrices)")
       ->check(CLI::IsMember({"gated", "plain"}))
       ->capture_default_str();
-  g->add_option("--norm", norm, "rmsnorm or layernorm")->check(CLI::IsMember({"rmsnorm", "layernorm"}))
+  g->add_option("--norm", norm, "rmsnorm or layernorm")
+      ->check(CLI::IsMember({"rmsnorm", "layernorm"}))
       ->capture_default_str();
   g->add_flag("--tied", generic.tied_embeddings, "LM head tied to the input embedding");
   g->add_flag("--bias", generic.bias, "Biases on every linear layer (GPT-2/MPT style)");
@@ -35,8 +35,10 @@ StatusOr<ModelSpec> ModelFlags::Resolve() const {
   if (!model.empty() && any_generic) {
     return InvalidArgumentError("--model and the generic model flags (--layers, --hidden, ...) are alternatives");
   }
-  if (!model.empty()) return LoadModel(model);
-  if (!any_generic) return InvalidArgumentError("give --model (see 'mfu models') or --layers/--hidden/--heads/--vocab");
+  if (!model.empty())
+    return LoadModel(model);
+  if (!any_generic)
+    return InvalidArgumentError("give --model (see 'mfu models') or --layers/--hidden/--heads/--vocab");
   GenericModelOptions options = generic;
   options.gated_mlp = mlp == "gated";
   options.norm = norm == "layernorm" ? NormKind::kLayerNorm : NormKind::kRmsNorm;
@@ -45,13 +47,15 @@ StatusOr<ModelSpec> ModelFlags::Resolve() const {
 
 void GpuFlags::Register(CLI::App& app, bool required) {
   auto* opt = app.add_option("--gpu,-g", gpu, "Accelerator name or id (see 'mfu hw list')");
-  if (required) opt->required();
+  if (required)
+    opt->required();
   app.add_option("--hardware-file", hardware_file, "CSV adding or overriding accelerators (data/hardware/README.md)");
 }
 
 StatusOr<HardwareDb> GpuFlags::LoadDb() const {
   MFU_ASSIGN_OR_RETURN(HardwareDb db, HardwareDb::LoadBuiltin());
-  if (!hardware_file.empty()) MFU_RETURN_IF_ERROR(db.LoadOverrideFile(hardware_file));
+  if (!hardware_file.empty())
+    MFU_RETURN_IF_ERROR(db.LoadOverrideFile(hardware_file));
   return db;
 }
 

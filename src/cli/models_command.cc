@@ -1,8 +1,7 @@
 // mfu models: the shipped model presets.
 
-#include <ostream>
-
 #include <CLI/CLI.hpp>
+#include <ostream>
 
 #include "base/strings.h"
 #include "cli/command.h"
@@ -26,8 +25,11 @@ class ModelsCommand final : public Command {
       ParamCounts p = CountParams(spec);
       table.AddRow({preset.name, preset.family, base::FormatSi(p.total, 4), base::FormatSi(p.active, 4),
                     preset.origin.substr(0, 60)});
-      list.push_back({{"name", preset.name}, {"family", preset.family}, {"origin", preset.origin},
-                      {"params_total", p.total}, {"params_active", p.active}});
+      list.push_back({{"name", preset.name},
+                      {"family", preset.family},
+                      {"origin", preset.origin},
+                      {"params_total", p.total},
+                      {"params_active", p.active}});
     }
     if (json_) {
       nlohmann::json j = JsonEnvelope();
@@ -45,6 +47,8 @@ class ModelsCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> MakeModelsCommand() { return std::make_unique<ModelsCommand>(); }
+std::unique_ptr<Command> MakeModelsCommand() {
+  return std::make_unique<ModelsCommand>();
+}
 
 }  // namespace mfu::cli

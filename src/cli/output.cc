@@ -1,9 +1,9 @@
 #include "cli/output.h"
 
+#include <fmt/format.h>
+
 #include <ostream>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "base/strings.h"
 #include "mfu/version.h"
@@ -17,7 +17,10 @@ nlohmann::json JsonEnvelope() {
   return j;
 }
 
-void PrintJson(std::ostream& out, const nlohmann::json& value) { out << value.dump(2) << "\n"; }
+void PrintJson(std::ostream& out, const nlohmann::json& value) {
+  // Invalid UTF-8 from a user's file is replaced rather than thrown on.
+  out << value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
 
 nlohmann::json ModelJson(const ModelSpec& s) {
   nlohmann::json j;
@@ -35,13 +38,19 @@ nlohmann::json ModelJson(const ModelSpec& s) {
   j["attention"] = s.attention == AttentionKind::kMla ? "mla" : (s.kv_heads == s.heads ? "mha" : "gqa");
   j["tied_embeddings"] = s.tied_embeddings;
   if (s.is_moe()) {
-    j["moe"] = {{"experts", s.moe.num_experts}, {"top_k", s.moe.top_k}, {"expert_ffn", s.moe.expert_ffn},
-                {"shared_ffn", s.moe.shared_ffn}, {"moe_layers", s.num_moe_layers()}};
+    j["moe"] = {{"experts", s.moe.num_experts},
+                {"top_k", s.moe.top_k},
+                {"expert_ffn", s.moe.expert_ffn},
+                {"shared_ffn", s.moe.shared_ffn},
+                {"moe_layers", s.num_moe_layers()}};
   }
   int64_t sliding = 0;
-  for (const auto& l : s.layers) sliding += l.window > 0;
-  if (sliding > 0) j["sliding_window_layers"] = sliding;
-  if (s.mtp_layers > 0) j["mtp_layers"] = s.mtp_layers;
+  for (const auto& l : s.layers)
+    sliding += l.window > 0;
+  if (sliding > 0)
+    j["sliding_window_layers"] = sliding;
+  if (s.mtp_layers > 0)
+    j["mtp_layers"] = s.mtp_layers;
   j["notes"] = s.notes;
   return j;
 }
@@ -71,7 +80,8 @@ void PrintModelSummary(std::ostream& out, const ModelSpec& s, const ParamCounts&
   } else if (s.kv_heads != s.heads) {
     shape += fmt::format(" ({} kv)", s.kv_heads);
   }
-  if (s.is_moe()) shape += fmt::format(", {} experts top-{}", s.moe.num_experts, s.moe.top_k);
+  if (s.is_moe())
+    shape += fmt::format(", {} experts top-{}", s.moe.num_experts, s.moe.top_k);
   out << fmt::format("model       {} ({}; {})\n", s.name, s.family, shape);
   out << fmt::format("source      {}\n", s.source);
   out << fmt::format("parameters  total {} | active {} | active without embeddings {}\n",
@@ -83,8 +93,10 @@ void PrintModelSummary(std::ostream& out, const ModelSpec& s, const ParamCounts&
                        base::FormatThousands(p.non_embedding),
                        s.tied_embeddings ? std::string("tied") : base::FormatThousands(p.lm_head));
   }
-  if (p.mtp > 0) out << fmt::format("            MTP modules {} (not in total)\n", base::FormatThousands(p.mtp));
-  for (const auto& note : s.notes) out << "note        " << note << "\n";
+  if (p.mtp > 0)
+    out << fmt::format("            MTP modules {} (not in total)\n", base::FormatThousands(p.mtp));
+  for (const auto& note : s.notes)
+    out << "note        " << note << "\n";
 }
 
 }  // namespace mfu::cli

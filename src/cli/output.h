@@ -4,7 +4,6 @@
 // model/parameter blocks, so every command describes a model the same way.
 
 #include <iosfwd>
-
 #include <nlohmann/json.hpp>
 
 #include "mfu/model.h"

@@ -18,9 +18,12 @@ Status CheckPositive(double value, const char* what) {
 }  // namespace
 
 std::string MfuBand(double mfu) {
-  if (mfu < 0.30) return "below the typical 30-60% band";
-  if (mfu <= 0.60) return "within the typical 30-60% band";
-  if (mfu <= 0.75) return "leading: the best published runs reach ~70%";
+  if (mfu < 0.30)
+    return "below the typical 30-60% band";
+  if (mfu <= 0.60)
+    return "within the typical 30-60% band";
+  if (mfu <= 0.75)
+    return "leading: the best published runs reach ~70%";
   return "above any published run: check the inputs";
 }
 
@@ -48,7 +51,8 @@ StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, co
     r.tokens_per_s_per_gpu = in.tokens_per_s_per_gpu;
   } else {
     MFU_RETURN_IF_ERROR(CheckPositive(in.step_time_s, "--step-time"));
-    if (in.global_batch < 1) return InvalidArgumentError("--step-time needs --global-batch (sequences per step)");
+    if (in.global_batch < 1)
+      return InvalidArgumentError("--step-time needs --global-batch (sequences per step)");
     r.tokens_per_s_per_gpu =
         static_cast<double>(in.global_batch) * static_cast<double>(in.seq_len) / in.step_time_s / gpus;
   }

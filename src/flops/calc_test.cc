@@ -3,6 +3,8 @@
 // project's reference set; training-runs-calibration.md says which
 // convention each source uses). Tolerance: 0.5% relative.
 
+#include "mfu/calc.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +12,6 @@
 
 #include "base/csv.h"
 #include "base/file_system.h"
-#include "mfu/calc.h"
 
 namespace mfu {
 namespace {
@@ -55,7 +56,11 @@ TEST(Calc, TorchtitanLlama31_8B) {
   auto spec = LoadModel("llama-3.1-8b");
   ASSERT_TRUE(spec.ok());
   MfuOptions options{Convention::kPalm, Recompute::kNone, DType::kBf16};
-  struct Case { int64_t gpus; double tps_per_gpu; double published; };
+  struct Case {
+    int64_t gpus;
+    double tps_per_gpu;
+    double published;
+  };
   for (Case c : {Case{128, 5605, 0.33}, Case{8, 6667, 0.39}}) {
     TrainingThroughput in;
     in.gpus = c.gpus;
@@ -76,7 +81,8 @@ TEST(Calc, KorthikantiSelectiveRows) {
   int checked = 0;
   for (size_t i = 0; i < runs.rows.size(); ++i) {
     Row row{runs, i};
-    if (row["source"].rfind("Korthikanti", 0) != 0 || row["mfu_pct"].empty()) continue;
+    if (row["source"].rfind("Korthikanti", 0) != 0 || row["mfu_pct"].empty())
+      continue;
     GenericModelOptions o;
     o.layers = row.Int("layers");
     o.hidden = row.Int("hidden");
@@ -109,8 +115,10 @@ TEST(Calc, LlmFoundryA100Rows) {
   int checked = 0;
   for (size_t i = 0; i < runs.rows.size(); ++i) {
     Row row{runs, i};
-    if (row["source"].find("llm-foundry") == std::string::npos) continue;
-    if (row["gpu_type"].find("a100") == std::string::npos || row["mfu_pct"].empty()) continue;
+    if (row["source"].find("llm-foundry") == std::string::npos)
+      continue;
+    if (row["gpu_type"].find("a100") == std::string::npos || row["mfu_pct"].empty())
+      continue;
     GenericModelOptions o;
     o.layers = row.Int("layers");
     o.hidden = row.Int("hidden");
@@ -148,7 +156,8 @@ TEST(Calc, NeMo2407TflopsPerGpu) {
   int checked = 0;
   for (size_t i = 0; i < runs.rows.size(); ++i) {
     Row row{runs, i};
-    if (row["source"].rfind("NVIDIA/NeMo", 0) != 0) continue;
+    if (row["source"].rfind("NVIDIA/NeMo", 0) != 0)
+      continue;
     GenericModelOptions o;
     o.layers = row.Int("layers");
     o.hidden = row.Int("hidden");

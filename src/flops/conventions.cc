@@ -28,21 +28,22 @@ struct Alias {
   Convention convention;
 };
 constexpr Alias kAliases[] = {
-    {"nanogpt", Convention::kPalm},          {"torchtitan", Convention::kPalm},
-    {"kaplan6n", Convention::kKaplan},       {"6n", Convention::kKaplan},
-    {"hf_6n_total", Convention::kHf},        {"huggingface", Convention::kHf},
-    {"exact_full", Convention::kExact},      {"llmfoundry", Convention::kLlmFoundry},
-    {"mosaic", Convention::kLlmFoundry},     {"mosaicml", Convention::kLlmFoundry},
-    {"megatron-lm", Convention::kMegatron},  {"nemo", Convention::kMegatron},
+    {"nanogpt", Convention::kPalm},        {"torchtitan", Convention::kPalm},       {"kaplan6n", Convention::kKaplan},
+    {"6n", Convention::kKaplan},           {"hf_6n_total", Convention::kHf},        {"huggingface", Convention::kHf},
+    {"exact_full", Convention::kExact},    {"llmfoundry", Convention::kLlmFoundry}, {"mosaic", Convention::kLlmFoundry},
+    {"mosaicml", Convention::kLlmFoundry}, {"megatron-lm", Convention::kMegatron},  {"nemo", Convention::kMegatron},
 };
 
 }  // namespace
 
-std::span<const ConventionInfo> AllConventions() { return kConventions; }
+std::span<const ConventionInfo> AllConventions() {
+  return kConventions;
+}
 
 const char* ConventionName(Convention convention) {
   for (const auto& c : kConventions) {
-    if (c.convention == convention) return c.name;
+    if (c.convention == convention)
+      return c.name;
   }
   return "?";
 }
@@ -51,11 +52,13 @@ StatusOr<Convention> ParseConvention(std::string_view text) {
   std::string t = base::ToLower(base::Trim(text));
   std::vector<std::string> names;
   for (const auto& c : kConventions) {
-    if (t == c.name) return c.convention;
+    if (t == c.name)
+      return c.convention;
     names.emplace_back(c.name);
   }
   for (const auto& a : kAliases) {
-    if (t == a.alias) return a.convention;
+    if (t == a.alias)
+      return a.convention;
   }
   std::string suggestion = base::ClosestMatch(t, names);
   return InvalidArgumentError("--convention: unknown convention '" + std::string(text) + "'" +
@@ -65,10 +68,14 @@ StatusOr<Convention> ParseConvention(std::string_view text) {
 
 const char* RecomputeName(Recompute recompute) {
   switch (recompute) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kSelectiveLiteral: return "selective-literal";
-    case Recompute::kFull: return "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kSelectiveLiteral:
+      return "selective-literal";
+    case Recompute::kFull:
+      return "full";
   }
   return "?";
 }
@@ -76,7 +83,8 @@ const char* RecomputeName(Recompute recompute) {
 StatusOr<Recompute> ParseRecompute(std::string_view text) {
   std::string t = base::ToLower(base::Trim(text));
   for (auto r : {Recompute::kNone, Recompute::kSelective, Recompute::kSelectiveLiteral, Recompute::kFull}) {
-    if (t == RecomputeName(r)) return r;
+    if (t == RecomputeName(r))
+      return r;
   }
   return InvalidArgumentError("--recompute: unknown mode '" + std::string(text) +
                               "'; one of: none, selective, selective-literal, full");

@@ -16,7 +16,7 @@ struct Rules {
   bool router = false;       // count the router GEMM (2*h*E)
   bool all_experts = false;  // every routed expert, not top-k (HF)
   MtpMode mtp = MtpMode::kNone;
-  bool pad_vocab = false;    // LM head with vocab padded to a multiple of 128
+  bool pad_vocab = false;  // LM head with vocab padded to a multiple of 128
 };
 
 Rules RulesFor(Convention convention);

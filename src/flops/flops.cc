@@ -32,27 +32,36 @@ double KeysPerToken(const Rules& rules, const ModelSpec& spec, int64_t window, c
   const double s = phase.new_tokens;
   const double p = phase.cached;
   const auto w = static_cast<double>(window);
-  if (rules.attention == AttentionMode::kNone) return 0;
-  if (spec.arch == ArchKind::kDiT) return s;  // bidirectional over the whole clip
+  if (rules.attention == AttentionMode::kNone)
+    return 0;
+  if (spec.arch == ArchKind::kDiT)
+    return s;  // bidirectional over the whole clip
   if (phase.decode) {
     return rules.attention == AttentionMode::kCausalWindow && window > 0 ? std::min(p, w) : p;
   }
   switch (rules.attention) {
-    case AttentionMode::kFull: return p + s;
-    case AttentionMode::kCausalHalf: return p + s / 2;
+    case AttentionMode::kFull:
+      return p + s;
+    case AttentionMode::kCausalHalf:
+      return p + s / 2;
     case AttentionMode::kCausalWindow: {
-      if (window == 0 || w >= p + s) return p + s / 2;
-      if (w <= p) return w;
+      if (window == 0 || w >= p + s)
+        return p + s / 2;
+      if (w <= p)
+        return w;
       // Mean over the new tokens of min(p + x, w), x in [0, s].
       const double x0 = w - p;
       return (p * x0 + x0 * x0 / 2 + (s - x0) * w) / s;
     }
-    case AttentionMode::kNone: break;
+    case AttentionMode::kNone:
+      break;
   }
   return 0;
 }
 
-double MlpMatrices(const ModelSpec& spec) { return spec.gated_mlp ? 3 : 2; }
+double MlpMatrices(const ModelSpec& spec) {
+  return spec.gated_mlp ? 3 : 2;
+}
 
 void AddAttention(const ModelSpec& spec, double keys, MlaMode mla, FlopsBreakdown& f) {
   const auto h = static_cast<double>(spec.hidden);
@@ -67,7 +76,7 @@ void AddAttention(const ModelSpec& spec, double keys, MlaMode mla, FlopsBreakdow
     f[C::kQProj] += m.q_lora_rank > 0 ? 2 * (h * q_lora + q_lora * a * (nope + rope)) : 2 * h * a * (nope + rope);
     f[C::kKProj] += 2 * h * (kv + rope);  // kv_a_proj_with_mqa: latent + shared rope key
     if (mla == MlaMode::kAbsorbed) {
-      f[C::kQProj] += 2 * a * nope * kv;  // W_UK absorbed into the query
+      f[C::kQProj] += 2 * a * nope * kv;                 // W_UK absorbed into the query
       f[C::kOProj] += 2 * a * kv * dv + 2 * a * dv * h;  // W_UV then o_proj
       f[C::kAttnScores] += 2 * a * (kv + rope) * keys;
       f[C::kAttnContext] += 2 * a * kv * keys;
@@ -99,8 +108,10 @@ void AddMlp(const ModelSpec& spec, const LayerSpec& layer, const Rules& rules, F
   const MoeSpec& m = spec.moe;
   const auto experts = static_cast<double>(rules.all_experts ? m.num_experts : m.top_k);
   f[C::kRoutedExperts] += experts * 2 * h * static_cast<double>(m.expert_ffn) * MlpMatrices(spec);
-  if (m.shared_ffn > 0) f[C::kSharedExperts] += 2 * h * static_cast<double>(m.shared_ffn) * MlpMatrices(spec);
-  if (rules.router) f[C::kRouter] += 2 * h * static_cast<double>(m.num_experts);
+  if (m.shared_ffn > 0)
+    f[C::kSharedExperts] += 2 * h * static_cast<double>(m.shared_ffn) * MlpMatrices(spec);
+  if (rules.router)
+    f[C::kRouter] += 2 * h * static_cast<double>(m.num_experts);
 }
 
 // Wan DiT block on top of AddAttention/AddMlp: text (and image) cross-
@@ -109,8 +120,8 @@ void AddMlp(const ModelSpec& spec, const LayerSpec& layer, const Rules& rules, F
 void AddDitCross(const ModelSpec& spec, double tokens, FlopsBreakdown& f) {
   const auto d = static_cast<double>(spec.hidden);
   auto context = static_cast<double>(spec.dit.text_len);
-  double cross = 2 * d * d * 2;                    // q and o on video tokens
-  cross += 2 * 2 * d * d * context / tokens;       // k, v on text tokens
+  double cross = 2 * d * d * 2;               // q and o on video tokens
+  cross += 2 * 2 * d * d * context / tokens;  // k, v on text tokens
   if (spec.dit.image_conditioning) {
     const auto image = static_cast<double>(spec.dit.image_len);
     cross += 2 * 2 * d * d * image / tokens;
@@ -124,8 +135,8 @@ void AddDitEmbedders(const ModelSpec& spec, double tokens, FlopsBreakdown& f) {
   const auto d = static_cast<double>(spec.hidden);
   const DitSpec& t = spec.dit;
   const auto patch = static_cast<double>(t.patch_volume);
-  double per_token = 2 * static_cast<double>(t.in_dim) * patch * d;        // patch embedding
-  per_token += 2 * d * static_cast<double>(t.out_dim) * patch;            // head
+  double per_token = 2 * static_cast<double>(t.in_dim) * patch * d;  // patch embedding
+  per_token += 2 * d * static_cast<double>(t.out_dim) * patch;       // head
   double per_forward = 2 * static_cast<double>(t.text_len) * (static_cast<double>(t.text_dim) * d + d * d);
   per_forward += 2 * (static_cast<double>(t.freq_dim) * d + d * d + 6 * d * d);  // time MLP + projection
   if (t.image_conditioning) {
@@ -137,7 +148,8 @@ void AddDitEmbedders(const ModelSpec& spec, double tokens, FlopsBreakdown& f) {
 
 double PaddedVocab(const ModelSpec& spec, const Rules& rules) {
   auto v = static_cast<double>(spec.vocab);
-  if (!rules.pad_vocab) return v;
+  if (!rules.pad_vocab)
+    return v;
   return static_cast<double>((spec.vocab + 127) / 128 * 128);
 }
 
@@ -189,15 +201,15 @@ Status ParamBasisForward(const ModelSpec& spec, Convention convention, const Rul
   return Status::Ok();
 }
 
-Status GemmBasisForward(const ModelSpec& spec, const Rules& rules, const Phase& phase, MlaMode mla,
-                        FlopsBreakdown& f) {
+Status GemmBasisForward(const ModelSpec& spec, const Rules& rules, const Phase& phase, MlaMode mla, FlopsBreakdown& f) {
   for (const auto& layer : spec.layers) {
     AddAttention(spec, KeysPerToken(rules, spec, layer.window, phase), mla, f);
     AddMlp(spec, layer, rules, f);
   }
   if (spec.arch == ArchKind::kDiT) {
     const double tokens = phase.new_tokens;
-    for (size_t i = 0; i < spec.layers.size(); ++i) AddDitCross(spec, tokens, f);
+    for (size_t i = 0; i < spec.layers.size(); ++i)
+      AddDitCross(spec, tokens, f);
     AddDitEmbedders(spec, tokens, f);
     return Status::Ok();
   }
@@ -211,7 +223,8 @@ Status GemmBasisForward(const ModelSpec& spec, const Rules& rules, const Phase& 
     AddAttention(spec, KeysPerToken(rules, spec, last.window, phase), mla, mtp);
     AddMlp(spec, last, rules, mtp);
     double per_module = mtp.total() + 2 * 2 * h * h;
-    if (rules.mtp == MtpMode::kLayerAndLogits) per_module += 2 * h * PaddedVocab(spec, rules);
+    if (rules.mtp == MtpMode::kLayerAndLogits)
+      per_module += 2 * h * PaddedVocab(spec, rules);
     f[C::kMtp] = static_cast<double>(spec.mtp_layers) * per_module;
   }
   return Status::Ok();
@@ -219,13 +232,16 @@ Status GemmBasisForward(const ModelSpec& spec, const Rules& rules, const Phase& 
 
 Status Forward(const ModelSpec& spec, Convention convention, const Phase& phase, MlaMode mla, FlopsBreakdown& f) {
   Rules rules = flops::RulesFor(convention);
-  if (rules.basis == Basis::kParams) return ParamBasisForward(spec, convention, rules, phase, f);
+  if (rules.basis == Basis::kParams)
+    return ParamBasisForward(spec, convention, rules, phase, f);
   return GemmBasisForward(spec, rules, phase, mla, f);
 }
 
 Status CheckLength(const ModelSpec& spec, int64_t tokens, const char* what) {
-  if (tokens < 1) return InvalidArgumentError(std::string(what) + " must be positive, got " + std::to_string(tokens));
-  if (tokens > kMaxSequence) return InvalidArgumentError(std::string(what) + " is absurd: " + std::to_string(tokens));
+  if (tokens < 1)
+    return InvalidArgumentError(std::string(what) + " must be positive, got " + std::to_string(tokens));
+  if (tokens > kMaxSequence)
+    return InvalidArgumentError(std::string(what) + " is absurd: " + std::to_string(tokens));
   if (spec.arch == ArchKind::kDecoder && spec.max_position_embeddings > 0 && tokens > spec.max_position_embeddings) {
     return InvalidArgumentError(std::string(what) + " " + std::to_string(tokens) + " exceeds the model's " +
                                 "max_position_embeddings (" + std::to_string(spec.max_position_embeddings) + ")");
@@ -244,15 +260,16 @@ Status CheckBatch(int64_t batch) {
 
 double FlopsBreakdown::total() const {
   double sum = 0;
-  for (double v : forward) sum += v;
+  for (double v : forward)
+    sum += v;
   return sum;
 }
 
 const char* FlopsComponentName(FlopsComponent component) {
   static constexpr const char* kNames[kNumFlopsComponents] = {
-      "q_proj",         "k_proj",        "v_proj",  "o_proj", "attn_scores",  "attn_context",
-      "mlp",            "routed_experts", "shared_experts", "router", "lm_head", "mtp",
-      "embedding",      "norms_biases",  "cross_attention", "dit_embedders"};
+      "q_proj",    "k_proj",         "v_proj",          "o_proj",       "attn_scores", "attn_context",
+      "mlp",       "routed_experts", "shared_experts",  "router",       "lm_head",     "mtp",
+      "embedding", "norms_biases",   "cross_attention", "dit_embedders"};
   return kNames[static_cast<size_t>(component)];
 }
 
@@ -269,9 +286,14 @@ StatusOr<TrainingFlops> ComputeTrainingFlops(const ModelSpec& spec, Convention c
   const double core = t.forward[C::kAttnScores] + t.forward[C::kAttnContext];
   t.model_per_token = 3 * forward;
   switch (recompute) {
-    case Recompute::kNone: break;
-    case Recompute::kSelective: t.recompute_per_token = 3 * core; break;
-    case Recompute::kSelectiveLiteral: t.recompute_per_token = core; break;
+    case Recompute::kNone:
+      break;
+    case Recompute::kSelective:
+      t.recompute_per_token = 3 * core;
+      break;
+    case Recompute::kSelectiveLiteral:
+      t.recompute_per_token = core;
+      break;
     case Recompute::kFull:
       if (flops::RulesFor(convention).basis == Basis::kParams) {
         t.recompute_per_token = forward;  // 8N + 16*l*d*s (llm-foundry, PaLM)
@@ -287,7 +309,8 @@ StatusOr<TrainingFlops> ComputeTrainingFlops(const ModelSpec& spec, Convention c
 StatusOr<InferenceFlops> ComputePrefillFlops(const ModelSpec& spec, Convention convention, int64_t batch,
                                              int64_t prompt_len, int64_t cached_len, MlaMode mla) {
   MFU_RETURN_IF_ERROR(CheckBatch(batch));
-  if (cached_len < 0) return InvalidArgumentError("cached length must not be negative");
+  if (cached_len < 0)
+    return InvalidArgumentError("cached length must not be negative");
   MFU_RETURN_IF_ERROR(CheckLength(spec, prompt_len, "prompt length"));
   MFU_RETURN_IF_ERROR(CheckLength(spec, prompt_len + cached_len, "prompt plus cached length"));
   InferenceFlops out;
@@ -303,7 +326,8 @@ StatusOr<InferenceFlops> ComputeDecodeFlops(const ModelSpec& spec, Convention co
                                             int64_t context_len, MlaMode mla) {
   MFU_RETURN_IF_ERROR(CheckBatch(batch));
   MFU_RETURN_IF_ERROR(CheckLength(spec, context_len, "context length"));
-  if (spec.arch == ArchKind::kDiT) return InvalidArgumentError("decode does not apply to a diffusion transformer");
+  if (spec.arch == ArchKind::kDiT)
+    return InvalidArgumentError("decode does not apply to a diffusion transformer");
   InferenceFlops out;
   out.convention = convention;
   Phase phase{true, 1, static_cast<double>(context_len)};
@@ -314,14 +338,16 @@ StatusOr<InferenceFlops> ComputeDecodeFlops(const ModelSpec& spec, Convention co
 }
 
 StatusOr<int64_t> DitTokens(const ModelSpec& spec, int64_t frames, int64_t height, int64_t width) {
-  if (spec.arch != ArchKind::kDiT) return InvalidArgumentError("--frames/--height/--width apply to DiT models only");
+  if (spec.arch != ArchKind::kDiT)
+    return InvalidArgumentError("--frames/--height/--width apply to DiT models only");
   if (frames < 1 || height < 1 || width < 1 || frames > 100000 || height > 100000 || width > 100000) {
     return InvalidArgumentError("video size must be positive and sane, got " + std::to_string(frames) + " frames of " +
                                 std::to_string(height) + "x" + std::to_string(width));
   }
   const int64_t t = spec.dit.vae_stride_t;
   const int64_t hw = spec.dit.vae_stride_hw * 2;  // VAE stride x patch (2)
-  if ((frames - 1) % t != 0) return InvalidArgumentError("--frames must be 1 + a multiple of " + std::to_string(t));
+  if ((frames - 1) % t != 0)
+    return InvalidArgumentError("--frames must be 1 + a multiple of " + std::to_string(t));
   if (height % hw != 0 || width % hw != 0) {
     return InvalidArgumentError("--height and --width must be multiples of " + std::to_string(hw));
   }

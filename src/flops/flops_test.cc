@@ -4,9 +4,9 @@
 // project's researcher, 7 significant digits; those rows exclude DeepSeek-V3's
 // MTP module, so the tests drop it too) and closed forms from the papers.
 
-#include <gtest/gtest.h>
-
 #include "mfu/flops.h"
+
+#include <gtest/gtest.h>
 
 namespace mfu {
 namespace {
@@ -109,7 +109,9 @@ TEST(Flops, PrefillIsOneForwardOfMegatron) {
 // selective recompute 72*B*s*l*h^2*(1 + s/(3h) + V/(12*l*h)); Narayanan et
 // al. 2021 full recompute 96*B*s*l*h^2*(1 + s/(6h) + V/(16*l*h)).
 TEST(Flops, KorthikantiAndNarayananClosedForms) {
-  struct Gpt { double l, h, a; };
+  struct Gpt {
+    double l, h, a;
+  };
   for (Gpt g : {Gpt{48, 6144, 64}, Gpt{96, 12288, 96}, Gpt{105, 20480, 128}, Gpt{128, 25600, 160}}) {
     GenericModelOptions o;
     o.layers = static_cast<int64_t>(g.l);
@@ -147,7 +149,8 @@ TEST(Flops, ComponentsSumToTotal) {
     ModelSpec spec = Load(name);
     for (const auto& info : AllConventions()) {
       auto t = ComputeTrainingFlops(spec, info.convention, 4096, Recompute::kNone);
-      if (!t.ok()) continue;  // parameter conventions refuse DiTs
+      if (!t.ok())
+        continue;  // parameter conventions refuse DiTs
       double sum = 0;
       for (double v : t->forward.forward) {
         EXPECT_GE(v, 0) << name << " " << info.name;
@@ -169,8 +172,8 @@ TEST(Flops, WanForwardMatchesReference) {
   auto f = ComputePrefillFlops(wan, Convention::kExact, 1, *tokens);
   ASSERT_TRUE(f.ok()) << f.status().message();
   EXPECT_NEAR(f->total / 6.523e15, 1.0, 5e-4);
-  const double core = (f->per_token[FlopsComponent::kAttnScores] + f->per_token[FlopsComponent::kAttnContext]) *
-                      f->tokens;
+  const double core =
+      (f->per_token[FlopsComponent::kAttnScores] + f->per_token[FlopsComponent::kAttnContext]) * f->tokens;
   EXPECT_NEAR(core / f->total, 0.72, 0.01);  // "72% of it in the L^2 self-attention core"
   auto small = DitTokens(wan, 81, 480, 832);
   ASSERT_TRUE(small.ok());
@@ -181,7 +184,7 @@ TEST(Flops, WanForwardMatchesReference) {
 }
 
 TEST(Flops, DecodeIsTwoNPlusAttention) {
-  // flops-conventions.md §14.8: decode = 2*N_active_matmul + 4*L*a*d*ctx.
+  // flops-conventions.md section 14.8: decode = 2*N_active_matmul + 4*L*a*d*ctx.
   ModelSpec spec = Load("llama-3.1-8b-instruct");
   auto d = ComputeDecodeFlops(spec, Convention::kExact, 1, 4096);
   ASSERT_TRUE(d.ok());
@@ -190,7 +193,7 @@ TEST(Flops, DecodeIsTwoNPlusAttention) {
 }
 
 TEST(Flops, MlaAbsorbedDecodeDoesMoreAttentionWork) {
-  // flops-conventions.md §14.8: absorbed attention per layer per key is
+  // flops-conventions.md section 14.8: absorbed attention per layer per key is
   // 2*a*(kv_lora+rope) + 2*a*kv_lora = 2*128*(576+512) versus
   // 2*128*(192+128) non-absorbed: ~3.4x.
   ModelSpec v3 = Load("deepseek-v3");

@@ -9,16 +9,19 @@ namespace {
 double OptimizerBytesPerParam(const TrainingMemoryOptions& o) {
   const bool master = o.weight_dtype != DType::kFp32;
   switch (o.optimizer) {
-    case Optimizer::kAdamMixed: return 12;
-    case Optimizer::kAdamFp32: return master ? 12 : 8;
-    case Optimizer::kSgdMomentum: return master ? 8 : 4;
+    case Optimizer::kAdamMixed:
+      return 12;
+    case Optimizer::kAdamFp32:
+      return master ? 12 : 8;
+    case Optimizer::kSgdMomentum:
+      return master ? 8 : 4;
   }
   return 12;
 }
 
 // Activation elements per token of one layer, split into the parts Megatron
 // shards across tensor-parallel ranks and the parts it replicates without
-// sequence parallelism (Korthikanti et al. §4.2: the LayerNorm inputs, the
+// sequence parallelism (Korthikanti et al. section 4.2: the LayerNorm inputs, the
 // QKV and MLP inputs, and the dropout masks).
 struct LayerActivations {
   double sharded = 0;     // bytes / (s*b), divisible by t
@@ -82,7 +85,8 @@ StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const Tra
     } else {
       LayerActivations l = PerLayer(spec, layer, o.activation_bytes);
       bytes = s * b * (l.sharded / t + l.replicated / (o.sequence_parallel ? t : 1));
-      if (keep_quadratic) bytes += s * s * b * l.quadratic / t;
+      if (keep_quadratic)
+        bytes += s * s * b * l.quadratic / t;
     }
     m.activations_bytes += bytes;
     m.activations_per_layer_bytes = std::max(m.activations_per_layer_bytes, bytes);
@@ -95,7 +99,8 @@ StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const Tra
 }
 
 StatusOr<KvCacheSize> ComputeKvCache(const ModelSpec& spec, DType dtype, int64_t context_len) {
-  if (spec.arch != ArchKind::kDecoder) return InvalidArgumentError("a diffusion transformer has no KV cache");
+  if (spec.arch != ArchKind::kDecoder)
+    return InvalidArgumentError("a diffusion transformer has no KV cache");
   if (context_len < 1 || context_len > (int64_t{1} << 31)) {
     return InvalidArgumentError("context length must be between 1 and 2^31, got " + std::to_string(context_len));
   }

@@ -1,9 +1,9 @@
-// Memory formulas against Korthikanti et al. 2022 (arXiv:2205.05198) §4 and
+// Memory formulas against Korthikanti et al. 2022 (arXiv:2205.05198) section 4 and
 // hand computations.
 
-#include <gtest/gtest.h>
-
 #include "mfu/memory.h"
+
+#include <gtest/gtest.h>
 
 namespace mfu {
 namespace {

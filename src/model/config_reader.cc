@@ -4,10 +4,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/strings.h"
 #include "mfu/model.h"
@@ -39,8 +38,7 @@ Status ReadLlamaLike(const JsonFields& f, ModelSpec& s, LlamaDefaults defaults) 
     s.head_dim = *head_dim;
   } else {
     if (s.hidden % s.heads != 0) {
-      return f.Error("num_attention_heads", "(" + std::to_string(s.heads) +
-                                                ") does not divide hidden_size (" +
+      return f.Error("num_attention_heads", "(" + std::to_string(s.heads) + ") does not divide hidden_size (" +
                                                 std::to_string(s.hidden) + ") and no head_dim is given");
     }
     s.head_dim = s.hidden / s.heads;
@@ -64,7 +62,8 @@ Status ReadUniformWindow(const JsonFields& f, ModelSpec& s) {
     MFU_ASSIGN_OR_RETURN(window, f.OptionalInt("sliding_window_size", 1));
   }
   if (window) {
-    for (auto& layer : s.layers) layer.window = *window;
+    for (auto& layer : s.layers)
+      layer.window = *window;
   }
   return Status::Ok();
 }
@@ -73,11 +72,13 @@ Status ReadUniformWindow(const JsonFields& f, ModelSpec& s) {
 // layers >= max_window_layers.
 Status ReadQwenWindow(const JsonFields& f, ModelSpec& s) {
   MFU_ASSIGN_OR_RETURN(bool use_window, f.Bool("use_sliding_window", false));
-  if (!use_window) return Status::Ok();
+  if (!use_window)
+    return Status::Ok();
   MFU_ASSIGN_OR_RETURN(int64_t window, f.PositiveInt("sliding_window"));
   MFU_ASSIGN_OR_RETURN(auto max_window_layers, f.OptionalInt("max_window_layers", 0));
   for (size_t i = 0; i < s.layers.size(); ++i) {
-    if (static_cast<int64_t>(i) >= max_window_layers.value_or(0)) s.layers[i].window = window;
+    if (static_cast<int64_t>(i) >= max_window_layers.value_or(0))
+      s.layers[i].window = window;
   }
   return Status::Ok();
 }
@@ -86,14 +87,16 @@ Status ReadQwenWindow(const JsonFields& f, ModelSpec& s) {
 // authoritative per-layer pattern (gpt-oss, newer Gemma configs).
 StatusOr<bool> ReadLayerTypes(const JsonFields& f, const nlohmann::json& object, ModelSpec& s) {
   auto it = object.find("layer_types");
-  if (it == object.end() || it->is_null()) return false;
+  if (it == object.end() || it->is_null())
+    return false;
   if (!it->is_array() || it->size() != s.layers.size()) {
     return f.Error("layer_types", "must be a list of " + std::to_string(s.layers.size()) + " layer types");
   }
   MFU_ASSIGN_OR_RETURN(int64_t window, f.PositiveInt("sliding_window"));
   for (size_t i = 0; i < s.layers.size(); ++i) {
     const auto& type = (*it)[i];
-    if (!type.is_string()) return f.Error("layer_types", "entries must be strings");
+    if (!type.is_string())
+      return f.Error("layer_types", "entries must be strings");
     const std::string& name = type.get_ref<const std::string&>();
     if (name == "sliding_attention") {
       s.layers[i].window = window;
@@ -127,7 +130,8 @@ Status ReadMistral(const JsonFields& f, ModelSpec& s) {
 Status ReadMixtral(const JsonFields& f, ModelSpec& s) {
   MFU_RETURN_IF_ERROR(ReadLlamaLike(f, s, {}));
   MFU_RETURN_IF_ERROR(ReadMoeCommon(f, s, "num_local_experts", "intermediate_size"));
-  for (auto& layer : s.layers) layer.moe = true;
+  for (auto& layer : s.layers)
+    layer.moe = true;
   return ReadUniformWindow(f, s);
 }
 
@@ -155,9 +159,11 @@ Status ReadQwenMoeLayers(const JsonFields& f, const nlohmann::json& object, Mode
   std::vector<int64_t> mlp_only;
   auto it = object.find("mlp_only_layers");
   if (it != object.end() && !it->is_null()) {
-    if (!it->is_array()) return f.Error("mlp_only_layers", "must be a list of layer indices");
+    if (!it->is_array())
+      return f.Error("mlp_only_layers", "must be a list of layer indices");
     for (const auto& v : *it) {
-      if (!v.is_number_integer()) return f.Error("mlp_only_layers", "must be a list of layer indices");
+      if (!v.is_number_integer())
+        return f.Error("mlp_only_layers", "must be a list of layer indices");
       mlp_only.push_back(v.get<int64_t>());
     }
   }
@@ -201,7 +207,8 @@ Status ReadDeepSeek(const JsonFields& f, ModelSpec& s) {
   s.head_dim = s.mla.qk_nope_head_dim + s.mla.qk_rope_head_dim;
   MFU_ASSIGN_OR_RETURN(s.tied_embeddings, f.Bool("tie_word_embeddings", false));
   MFU_ASSIGN_OR_RETURN(bool attention_bias, f.Bool("attention_bias", false));
-  if (attention_bias) return f.Error("attention_bias", "true is not supported for MLA models");
+  if (attention_bias)
+    return f.Error("attention_bias", "true is not supported for MLA models");
   MFU_ASSIGN_OR_RETURN(auto max_pos, f.OptionalInt("max_position_embeddings", 1));
   s.max_position_embeddings = max_pos.value_or(0);
   s.layers.assign(static_cast<size_t>(s.num_layers), LayerSpec{});
@@ -239,9 +246,11 @@ Status ReadGemma(const JsonFields& f, ModelSpec& s) {
 Status ReadGemma2(const JsonFields& f, const nlohmann::json& object, ModelSpec& s) {
   MFU_RETURN_IF_ERROR(ReadGemmaCommon(f, s));
   MFU_ASSIGN_OR_RETURN(bool typed, ReadLayerTypes(f, object, s));
-  if (typed) return Status::Ok();
+  if (typed)
+    return Status::Ok();
   MFU_ASSIGN_OR_RETURN(int64_t window, f.PositiveInt("sliding_window"));
-  for (size_t i = 0; i < s.layers.size(); i += 2) s.layers[i].window = window;
+  for (size_t i = 0; i < s.layers.size(); i += 2)
+    s.layers[i].window = window;
   return Status::Ok();
 }
 
@@ -250,11 +259,13 @@ Status ReadGemma3(const JsonFields& f, const nlohmann::json& object, ModelSpec& 
   MFU_RETURN_IF_ERROR(ReadGemmaCommon(f, s));
   s.qk_norm = true;
   MFU_ASSIGN_OR_RETURN(bool typed, ReadLayerTypes(f, object, s));
-  if (typed) return Status::Ok();
+  if (typed)
+    return Status::Ok();
   MFU_ASSIGN_OR_RETURN(int64_t window, f.PositiveInt("sliding_window"));
   MFU_ASSIGN_OR_RETURN(auto pattern, f.OptionalInt("sliding_window_pattern", 1));
   for (size_t i = 0; i < s.layers.size(); ++i) {
-    if ((static_cast<int64_t>(i) + 1) % pattern.value_or(6) != 0) s.layers[i].window = window;
+    if ((static_cast<int64_t>(i) + 1) % pattern.value_or(6) != 0)
+      s.layers[i].window = window;
   }
   return Status::Ok();
 }
@@ -262,14 +273,16 @@ Status ReadGemma3(const JsonFields& f, const nlohmann::json& object, ModelSpec& 
 Status ReadGptOss(const JsonFields& f, const nlohmann::json& object, ModelSpec& s) {
   MFU_RETURN_IF_ERROR(ReadLlamaLike(f, s, {}));
   MFU_RETURN_IF_ERROR(ReadMoeCommon(f, s, "num_local_experts", "intermediate_size"));
-  for (auto& layer : s.layers) layer.moe = true;
+  for (auto& layer : s.layers)
+    layer.moe = true;
   s.attention_sinks = true;
   s.moe.router_bias = true;
   s.moe.expert_bias = true;
   MFU_ASSIGN_OR_RETURN(bool typed, ReadLayerTypes(f, object, s));
   if (!typed) {  // older configs: alternate sliding / full, sliding first
     MFU_ASSIGN_OR_RETURN(int64_t window, f.PositiveInt("sliding_window"));
-    for (size_t i = 0; i < s.layers.size(); i += 2) s.layers[i].window = window;
+    for (size_t i = 0; i < s.layers.size(); i += 2)
+      s.layers[i].window = window;
   }
   return Status::Ok();
 }
@@ -282,7 +295,8 @@ Status ReadGpt2(const JsonFields& f, ModelSpec& s) {
   MFU_ASSIGN_OR_RETURN(s.position_embeddings, f.PositiveInt("n_positions"));
   MFU_ASSIGN_OR_RETURN(auto inner, f.OptionalInt("n_inner", 1));
   s.ffn = inner.value_or(4 * s.hidden);
-  if (s.hidden % s.heads != 0) return f.Error("n_head", "does not divide n_embd");
+  if (s.hidden % s.heads != 0)
+    return f.Error("n_head", "does not divide n_embd");
   s.kv_heads = s.heads;
   s.head_dim = s.hidden / s.heads;
   s.gated_mlp = false;
@@ -296,7 +310,8 @@ Status ReadGpt2(const JsonFields& f, ModelSpec& s) {
 
 Status ReadGptNeox(const JsonFields& f, ModelSpec& s) {
   MFU_RETURN_IF_ERROR(ReadLlamaLike(f, s, {}));
-  if (s.head_dim * s.heads != s.hidden) return f.Error("num_attention_heads", "does not divide hidden_size");
+  if (s.head_dim * s.heads != s.hidden)
+    return f.Error("num_attention_heads", "does not divide hidden_size");
   s.gated_mlp = false;
   s.norm = NormKind::kLayerNorm;
   s.qkv_bias = s.o_bias = s.mlp_bias = true;
@@ -311,7 +326,7 @@ Status ReadWan(const JsonFields& f, ModelSpec& s) {
   s.norm = NormKind::kLayerNorm;
   s.qkv_bias = s.o_bias = s.mlp_bias = true;
   s.qk_norm = true;
-  s.tied_embeddings = true;  // no LM head
+  s.tied_embeddings = true;           // no LM head
   if (f.Has("attention_head_dim")) {  // diffusers
     MFU_ASSIGN_OR_RETURN(s.heads, f.PositiveInt("num_attention_heads"));
     MFU_ASSIGN_OR_RETURN(s.head_dim, f.PositiveInt("attention_head_dim"));
@@ -324,7 +339,8 @@ Status ReadWan(const JsonFields& f, ModelSpec& s) {
   } else {
     MFU_ASSIGN_OR_RETURN(s.hidden, f.PositiveInt("dim"));
     MFU_ASSIGN_OR_RETURN(s.heads, f.PositiveInt("num_heads"));
-    if (s.hidden % s.heads != 0) return f.Error("num_heads", "does not divide dim");
+    if (s.hidden % s.heads != 0)
+      return f.Error("num_heads", "does not divide dim");
     s.head_dim = s.hidden / s.heads;
     MFU_ASSIGN_OR_RETURN(s.dit.in_dim, f.PositiveInt("in_dim"));
     MFU_ASSIGN_OR_RETURN(s.dit.out_dim, f.PositiveInt("out_dim"));
@@ -334,7 +350,8 @@ Status ReadWan(const JsonFields& f, ModelSpec& s) {
       return f.Error("model_type", "'" + t + "' is not a supported Wan variant (t2v, i2v, ti2v, flf2v)");
     }
     s.dit.image_conditioning = t == "i2v" || t == "flf2v";
-    if (t == "flf2v") s.dit.image_len = 2 * 257;  // first and last frame
+    if (t == "flf2v")
+      s.dit.image_len = 2 * 257;  // first and last frame
   }
   MFU_ASSIGN_OR_RETURN(s.num_layers, f.PositiveInt("num_layers"));
   MFU_ASSIGN_OR_RETURN(s.ffn, f.PositiveInt("ffn_dim"));
@@ -383,7 +400,8 @@ constexpr Family kFamilies[] = {
 
 std::string SupportedFamilies() {
   std::vector<std::string> names;
-  for (const auto& family : kFamilies) names.emplace_back(family.model_type);
+  for (const auto& family : kFamilies)
+    names.emplace_back(family.model_type);
   names.emplace_back("WanModel (wan t2v/i2v/ti2v)");
   return base::Join(names, ", ");
 }
@@ -392,7 +410,8 @@ bool LooksLikeWan(const nlohmann::json& object) {
   auto cls = object.find("_class_name");
   if (cls != object.end() && cls->is_string()) {
     const auto& name = cls->get_ref<const std::string&>();
-    if (name == "WanModel" || name == "WanTransformer3DModel") return true;
+    if (name == "WanModel" || name == "WanTransformer3DModel")
+      return true;
   }
   return false;
 }
@@ -408,7 +427,6 @@ void AddNotes(const nlohmann::json& object, ModelSpec& s) {
   }
 }
 
-
 // Reads the config; every failure is a data error (kParse): the file, not the
 // command line, is wrong.
 StatusOr<ModelSpec> ParseModelConfigImpl(std::string_view json_text, std::string_view origin) {
@@ -419,11 +437,13 @@ StatusOr<ModelSpec> ParseModelConfigImpl(std::string_view json_text, std::string
   } catch (const nlohmann::json::parse_error& e) {
     return ParseError(where + ": malformed JSON at byte " + std::to_string(e.byte));
   }
-  if (!root.is_object()) return ParseError(where + ": top level must be a JSON object");
+  if (!root.is_object())
+    return ParseError(where + ": top level must be a JSON object");
   const nlohmann::json* object = &root;
   auto text_config = root.find("text_config");
   bool nested = text_config != root.end() && text_config->is_object();
-  if (nested) object = &*text_config;
+  if (nested)
+    object = &*text_config;
   std::string field_origin = nested ? where + ": text_config" : where;
   JsonFields fields(*object, field_origin);
 
@@ -435,22 +455,25 @@ StatusOr<ModelSpec> ParseModelConfigImpl(std::string_view json_text, std::string
     status = ReadWan(fields, spec);
   } else {
     auto model_type = fields.OptionalString("model_type");
-    if (!model_type.ok()) return model_type.status();
+    if (!model_type.ok())
+      return model_type.status();
     if (!model_type->has_value()) {
       if (nested) {  // multimodal wrappers keep model_type at the top level
         JsonFields top(root, where);
         model_type = top.OptionalString("model_type");
-        if (!model_type.ok()) return model_type.status();
+        if (!model_type.ok())
+          return model_type.status();
       }
       if (!model_type->has_value()) {
-        return InvalidArgumentError(where + ": key 'model_type' is missing; supported families: " +
-                                    SupportedFamilies());
+        return InvalidArgumentError(where +
+                                    ": key 'model_type' is missing; supported families: " + SupportedFamilies());
       }
     }
     const std::string& type = **model_type;
     const Family* family = nullptr;
     for (const auto& candidate : kFamilies) {
-      if (type == candidate.model_type) family = &candidate;
+      if (type == candidate.model_type)
+        family = &candidate;
     }
     if (!family) {
       return InvalidArgumentError(where + ": key 'model_type': unsupported model type '" + type +

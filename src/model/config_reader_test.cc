@@ -16,7 +16,8 @@ constexpr const char* kLlama = R"({"model_type": "llama", "hidden_size": 4096, "
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
   auto pos = text.find(from);
   EXPECT_NE(pos, std::string::npos) << from;
-  if (pos != std::string::npos) text.replace(pos, from.size(), to);
+  if (pos != std::string::npos)
+    text.replace(pos, from.size(), to);
   return text;
 }
 
@@ -106,7 +107,8 @@ TEST(ConfigReader, SlidingWindowPatterns) {
   EXPECT_EQ(oss->layers[1].window, 0);
   auto qwen = LoadModel("qwen2.5-7b-instruct");  // use_sliding_window false
   ASSERT_TRUE(qwen.ok());
-  for (const auto& layer : qwen->layers) EXPECT_EQ(layer.window, 0);
+  for (const auto& layer : qwen->layers)
+    EXPECT_EQ(layer.window, 0);
   auto mistral = LoadModel("mistral-7b-v0.1");  // MLC's sliding_window_size
   ASSERT_TRUE(mistral.ok());
   EXPECT_EQ(mistral->layers[31].window, 4096);

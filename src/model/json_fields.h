@@ -5,11 +5,10 @@
 // be a positive integer, got \"4096\"".
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "mfu/status.h"
 
@@ -17,8 +16,7 @@ namespace mfu::model {
 
 class JsonFields {
  public:
-  JsonFields(const nlohmann::json& object, std::string origin)
-      : object_(object), origin_(std::move(origin)) {}
+  JsonFields(const nlohmann::json& object, std::string origin) : object_(object), origin_(std::move(origin)) {}
 
   const std::string& origin() const { return origin_; }
   bool Has(std::string_view key) const;  // present and not null

@@ -1,3 +1,5 @@
+#include "mfu/model.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -6,7 +8,6 @@
 #include "base/embedded_file.h"
 #include "base/file_system.h"
 #include "base/strings.h"
-#include "mfu/model.h"
 
 namespace mfu {
 namespace base {
@@ -23,8 +24,8 @@ Status Positive(std::string_view origin, std::string_view field, int64_t value) 
                                 std::to_string(value));
   }
   if (value > kMaxDimension) {
-    return InvalidArgumentError(std::string(origin) + ": " + std::string(field) + " is absurdly large: " +
-                                std::to_string(value));
+    return InvalidArgumentError(std::string(origin) + ": " + std::string(field) +
+                                " is absurdly large: " + std::to_string(value));
   }
   return Status::Ok();
 }
@@ -46,10 +47,12 @@ bool IsPresetConfig(std::string_view path) {
 // "models/SOURCES.csv": name,origin (one line per preset).
 std::string PresetOrigin(const std::string& name) {
   for (const auto& file : base::ModelDataFiles()) {
-    if (file.path != "models/SOURCES.csv") continue;
+    if (file.path != "models/SOURCES.csv")
+      continue;
     for (const auto& line : base::Split(file.bytes, '\n')) {
       auto comma = line.find(',');
-      if (comma != std::string::npos && line.substr(0, comma) == name) return line.substr(comma + 1);
+      if (comma != std::string::npos && line.substr(0, comma) == name)
+        return line.substr(comma + 1);
     }
   }
   return "";
@@ -58,11 +61,13 @@ std::string PresetOrigin(const std::string& name) {
 std::vector<std::string> Tokens(std::string_view name) {
   std::string normalized = base::ToLower(name);
   for (char& c : normalized) {
-    if (c == '_' || c == ' ') c = '-';
+    if (c == '_' || c == ' ')
+      c = '-';
   }
   std::vector<std::string> out;
   for (auto& t : base::Split(normalized, '-')) {
-    if (!t.empty()) out.push_back(t);
+    if (!t.empty())
+      out.push_back(t);
   }
   return out;
 }
@@ -70,30 +75,33 @@ std::vector<std::string> Tokens(std::string_view name) {
 // True when every token of `query` is a token of `preset` ("llama-3.1-8b" vs
 // "llama-3.1-8b-instruct").
 bool TokensMatch(const std::vector<std::string>& query, const std::vector<std::string>& preset) {
-  return std::all_of(query.begin(), query.end(), [&](const std::string& t) {
-    return std::find(preset.begin(), preset.end(), t) != preset.end();
-  });
+  return std::all_of(query.begin(), query.end(),
+                     [&](const std::string& t) { return std::find(preset.begin(), preset.end(), t) != preset.end(); });
 }
 
 StatusOr<std::string> ResolvePreset(std::string_view query) {
   std::vector<std::string> names;
   for (const auto& file : base::ModelDataFiles()) {
-    if (IsPresetConfig(file.path)) names.push_back(PresetName(file.path));
+    if (IsPresetConfig(file.path))
+      names.push_back(PresetName(file.path));
   }
   std::string lowered = base::ToLower(query);
   for (const auto& n : names) {
-    if (n == lowered) return n;
+    if (n == lowered)
+      return n;
   }
   std::vector<std::string> matches;
   auto query_tokens = Tokens(query);
   for (const auto& n : names) {
-    if (TokensMatch(query_tokens, Tokens(n))) matches.push_back(n);
+    if (TokensMatch(query_tokens, Tokens(n)))
+      matches.push_back(n);
   }
-  if (matches.size() == 1) return matches[0];
+  if (matches.size() == 1)
+    return matches[0];
   if (matches.size() > 1) {
     std::sort(matches.begin(), matches.end());
-    return InvalidArgumentError("model '" + std::string(query) + "' is ambiguous; candidates: " +
-                                base::Join(matches, ", "));
+    return InvalidArgumentError("model '" + std::string(query) +
+                                "' is ambiguous; candidates: " + base::Join(matches, ", "));
   }
   std::string suggestion = base::ClosestMatch(query, names);
   return InvalidArgumentError("model '" + std::string(query) + "': no such file or preset" +
@@ -122,8 +130,10 @@ Status ValidateModel(const ModelSpec& s, std::string_view origin) {
   MFU_RETURN_IF_ERROR(Positive(origin, "kv heads", s.kv_heads));
   MFU_RETURN_IF_ERROR(Positive(origin, "head dim", s.head_dim));
   MFU_RETURN_IF_ERROR(Positive(origin, "ffn size", s.ffn));
-  if (s.arch == ArchKind::kDecoder) MFU_RETURN_IF_ERROR(Positive(origin, "vocab size", s.vocab));
-  if (s.num_layers > 100000) return InvalidArgumentError(std::string(origin) + ": layers is absurd: " + std::to_string(s.num_layers));
+  if (s.arch == ArchKind::kDecoder)
+    MFU_RETURN_IF_ERROR(Positive(origin, "vocab size", s.vocab));
+  if (s.num_layers > 100000)
+    return InvalidArgumentError(std::string(origin) + ": layers is absurd: " + std::to_string(s.num_layers));
   if (s.heads % s.kv_heads != 0) {
     return InvalidArgumentError(std::string(origin) + ": kv heads (" + std::to_string(s.kv_heads) +
                                 ") must divide attention heads (" + std::to_string(s.heads) + ")");
@@ -154,10 +164,14 @@ StatusOr<ModelSpec> BuildGenericModel(const GenericModelOptions& o) {
   s.name = o.name;
   s.family = "generic";
   s.source = "flags";
-  struct Required { const char* flag; int64_t value; };
+  struct Required {
+    const char* flag;
+    int64_t value;
+  };
   for (auto [flag, value] : {Required{"--layers", o.layers}, Required{"--hidden", o.hidden},
                              Required{"--heads", o.heads}, Required{"--vocab", o.vocab}}) {
-    if (value <= 0) return InvalidArgumentError(std::string(flag) + ": required and must be positive, got " + std::to_string(value));
+    if (value <= 0)
+      return InvalidArgumentError(std::string(flag) + ": required and must be positive, got " + std::to_string(value));
   }
   s.hidden = o.hidden;
   s.num_layers = o.layers;
@@ -192,8 +206,10 @@ StatusOr<ModelSpec> BuildGenericModel(const GenericModelOptions& o) {
   s.position_embeddings = o.position_embeddings;
   s.layers.assign(static_cast<size_t>(std::min<int64_t>(o.layers, 100001)), LayerSpec{});
   if (o.experts > 0 || o.top_k > 0) {
-    if (o.experts <= 0) return InvalidArgumentError("--top-k: given without --experts");
-    if (o.top_k <= 0) return InvalidArgumentError("--experts: given without --top-k");
+    if (o.experts <= 0)
+      return InvalidArgumentError("--top-k: given without --experts");
+    if (o.top_k <= 0)
+      return InvalidArgumentError("--experts: given without --top-k");
     if (o.top_k > o.experts) {
       return InvalidArgumentError("--top-k: " + std::to_string(o.top_k) + " exceeds --experts " +
                                   std::to_string(o.experts));
@@ -203,7 +219,8 @@ StatusOr<ModelSpec> BuildGenericModel(const GenericModelOptions& o) {
     s.moe.expert_ffn = o.moe_ffn > 0 ? o.moe_ffn : s.ffn;
     s.moe.shared_ffn = o.shared_ffn;
     s.moe.expert_bias = o.bias;
-    for (auto& layer : s.layers) layer.moe = true;
+    for (auto& layer : s.layers)
+      layer.moe = true;
   } else if (o.moe_ffn > 0 || o.shared_ffn > 0) {
     return InvalidArgumentError("--moe-ffn/--shared-ffn: given without --experts and --top-k");
   }
@@ -214,7 +231,8 @@ StatusOr<ModelSpec> BuildGenericModel(const GenericModelOptions& o) {
 std::vector<PresetInfo> ListModelPresets() {
   std::vector<PresetInfo> out;
   for (const auto& file : base::ModelDataFiles()) {
-    if (!IsPresetConfig(file.path)) continue;
+    if (!IsPresetConfig(file.path))
+      continue;
     PresetInfo info;
     info.name = PresetName(file.path);
     auto spec = ParseModelConfig(file.bytes, file.path);
@@ -240,7 +258,8 @@ StatusOr<ModelSpec> LoadModel(std::string_view name_or_path) {
   MFU_ASSIGN_OR_RETURN(std::string name, ResolvePreset(name_or_path));
   std::string path = std::string(kPresetDir) + name + std::string(kPresetExt);
   for (const auto& file : base::ModelDataFiles()) {
-    if (file.path != path) continue;
+    if (file.path != path)
+      continue;
     MFU_ASSIGN_OR_RETURN(ModelSpec spec, ParseModelConfig(file.bytes, "preset " + name));
     spec.name = name;
     spec.source = "preset " + name + " (" + PresetOrigin(name) + ")";

@@ -33,10 +33,14 @@ double AttentionParams(const ModelSpec& s) {
   const auto g = static_cast<double>(s.kv_heads);
   const auto d = static_cast<double>(s.head_dim);
   double p = h * a * d + 2 * h * g * d + a * d * h;
-  if (s.qkv_bias) p += a * d + 2 * g * d;
-  if (s.o_bias) p += h;
-  if (s.qk_norm) p += 2 * d;
-  if (s.attention_sinks) p += a;
+  if (s.qkv_bias)
+    p += a * d + 2 * g * d;
+  if (s.o_bias)
+    p += h;
+  if (s.qk_norm)
+    p += 2 * d;
+  if (s.attention_sinks)
+    p += a;
   return p;
 }
 
@@ -49,7 +53,8 @@ double MlpParams(const ModelSpec& s, int64_t f, bool bias) {
   const auto h = static_cast<double>(s.hidden);
   const auto ff = static_cast<double>(f);
   double p = h * ff * (s.gated_mlp ? 3 : 2);
-  if (bias) p += ff * (s.gated_mlp ? 2 : 1) + h;
+  if (bias)
+    p += ff * (s.gated_mlp ? 2 : 1) + h;
   return p;
 }
 
@@ -68,7 +73,8 @@ LayerParams DecoderLayer(const ModelSpec& s, const LayerSpec& layer) {
   p.routed = e * expert;
   p.routed_active = static_cast<double>(m.top_k) * expert;
   p.router = h * e + (m.router_bias ? e : 0) + (m.score_correction_bias ? e : 0);
-  if (m.shared_ffn > 0) p.shared = MlpParams(s, m.shared_ffn, false) + (m.shared_expert_gate ? h : 0);
+  if (m.shared_ffn > 0)
+    p.shared = MlpParams(s, m.shared_ffn, false) + (m.shared_expert_gate ? h : 0);
   return p;
 }
 
@@ -77,12 +83,12 @@ double DitEmbedderParams(const ModelSpec& s) {
   const auto d = static_cast<double>(s.hidden);
   const DitSpec& t = s.dit;
   const auto patch = static_cast<double>(t.patch_volume);
-  double p = static_cast<double>(t.in_dim) * patch * d + d;                     // patch embedding
-  p += static_cast<double>(t.text_dim) * d + d + d * d + d;                      // text MLP
-  p += static_cast<double>(t.freq_dim) * d + d + d * d + d;                      // time MLP
-  p += d * 6 * d + 6 * d;                                                        // time projection
+  double p = static_cast<double>(t.in_dim) * patch * d + d;                                  // patch embedding
+  p += static_cast<double>(t.text_dim) * d + d + d * d + d;                                  // text MLP
+  p += static_cast<double>(t.freq_dim) * d + d + d * d + d;                                  // time MLP
+  p += d * 6 * d + 6 * d;                                                                    // time projection
   p += d * static_cast<double>(t.out_dim) * patch + static_cast<double>(t.out_dim) * patch;  // head
-  p += 2 * d;                                                                    // head modulation
+  p += 2 * d;                                                                                // head modulation
   if (t.image_conditioning) {
     const auto c = static_cast<double>(t.image_dim);
     p += 2 * c + c * c + c + c * d + d + 2 * d;  // CLIP image projection MLP
@@ -96,7 +102,8 @@ LayerParams DitBlock(const ModelSpec& s) {
   LayerParams p;
   double projections = 4 * (d * d + d);
   p.attention = 2 * projections + 4 * d;  // self + cross, each with q/k RMSNorm
-  if (s.dit.image_conditioning) p.attention += 2 * (d * d + d) + d;
+  if (s.dit.image_conditioning)
+    p.attention += 2 * (d * d + d) + d;
   p.norms = 2 * d + 6 * d;  // cross-attention LayerNorm + modulation table
   p.dense_mlp = MlpParams(s, s.ffn, true);
   return p;

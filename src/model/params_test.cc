@@ -58,14 +58,14 @@ TEST_P(PresetParams, MatchesPublishedCountExactly) {
   EXPECT_EQ(p.active, e.active > 0 ? e.active : e.total) << e.preset;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllPresets, PresetParams, ::testing::ValuesIn(kExpected),
-                         [](const auto& test_param) {
-                           std::string name = test_param.param.preset;
-                           for (char& c : name) {
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(AllPresets, PresetParams, ::testing::ValuesIn(kExpected), [](const auto& test_param) {
+  std::string name = test_param.param.preset;
+  for (char& c : name) {
+    if (!isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  }
+  return name;
+});
 
 TEST(Params, EveryShippedPresetHasAnExpectedCount) {
   auto presets = ListModelPresets();
@@ -74,7 +74,8 @@ TEST(Params, EveryShippedPresetHasAnExpectedCount) {
     auto spec = LoadModel(preset.name);
     ASSERT_TRUE(spec.ok()) << preset.name << ": " << spec.status().message();
     EXPECT_FALSE(preset.origin.empty()) << preset.name << " has no origin in data/models/SOURCES.csv";
-    if (spec->arch == ArchKind::kDecoder) ++decoders;
+    if (spec->arch == ArchKind::kDecoder)
+      ++decoders;
   }
   EXPECT_EQ(decoders, static_cast<int>(std::size(kExpected)));
 }

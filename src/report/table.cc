@@ -9,18 +9,23 @@ namespace mfu::report {
 namespace {
 
 bool LooksNumeric(const std::string& cell) {
-  if (cell.empty()) return false;
-  char c = cell[0];
-  return std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '+' || c == '.';
+  if (cell.empty())
+    return false;
+  size_t i = (cell[0] == '-' || cell[0] == '+') ? 1 : 0;
+  if (i < cell.size() && cell[i] == '.')
+    ++i;
+  return i < cell.size() && std::isdigit(static_cast<unsigned char>(cell[i]));
 }
 
 }  // namespace
 
 void Table::Print(std::ostream& out) const {
   std::vector<size_t> width(header_.size(), 0);
-  for (size_t i = 0; i < header_.size(); ++i) width[i] = header_[i].size();
+  for (size_t i = 0; i < header_.size(); ++i)
+    width[i] = header_[i].size();
   for (const auto& row : rows_) {
-    for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], row[i].size());
   }
   auto print_row = [&](const std::vector<std::string>& row, bool header) {
     std::string line;
@@ -29,13 +34,16 @@ void Table::Print(std::ostream& out) const {
       std::string pad(width[i] - cell.size(), ' ');
       bool right = !header && i > 0 && LooksNumeric(cell);
       line += right ? pad + cell : cell + pad;
-      if (i + 1 < width.size()) line += "  ";
+      if (i + 1 < width.size())
+        line += "  ";
     }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
+    while (!line.empty() && line.back() == ' ')
+      line.pop_back();
     out << line << '\n';
   };
   size_t total = 0;
-  for (size_t w : width) total += w + 2;
+  for (size_t w : width)
+    total += w + 2;
   print_row(header_, true);
   out << std::string(total > 2 ? total - 2 : 0, '-') << '\n';
   for (const auto& row : rows_) {
@@ -53,7 +61,9 @@ std::string Fixed(double value, int decimals) {
   return buf;
 }
 
-std::string Percent(double fraction, int decimals) { return Fixed(fraction * 100, decimals) + "%"; }
+std::string Percent(double fraction, int decimals) {
+  return Fixed(fraction * 100, decimals) + "%";
+}
 
 std::string Sci(double value, int digits) {
   char buf[64];

@@ -10,10 +10,9 @@
 #include <array>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -26,7 +25,8 @@ struct Result {
 // Runs the mfu binary with `args`, capturing stdout and stderr separately.
 Result RunMfu(const std::vector<std::string>& args) {
   int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) return {};
+  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0)
+    return {};
   pid_t pid = fork();
   if (pid == 0) {
     dup2(out_pipe[1], 1);
@@ -37,7 +37,8 @@ Result RunMfu(const std::vector<std::string>& args) {
     std::string binary = MFU_BINARY;
     argv.push_back(binary.data());
     std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(a.data());
+    for (auto& a : copy)
+      argv.push_back(a.data());
     argv.push_back(nullptr);
     execv(binary.c_str(), argv.data());
     _exit(127);
@@ -50,7 +51,8 @@ Result RunMfu(const std::vector<std::string>& args) {
   char buf[4096];
   while (open_fds > 0 && poll(fds.data(), fds.size(), 30000) > 0) {
     for (size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP)))
+        continue;
       ssize_t n = read(fds[i].fd, buf, sizeof buf);
       if (n <= 0) {
         close(fds[i].fd);
@@ -75,7 +77,9 @@ void ExpectOneLineError(const Result& r, int code, const std::string& fragment) 
   EXPECT_NE(r.err.find(fragment), std::string::npos) << "missing '" << fragment << "' in: " << r.err;
 }
 
-std::string SourcePath(const std::string& rel) { return std::string(MFU_SOURCE_DIR) + "/" + rel; }
+std::string SourcePath(const std::string& rel) {
+  return std::string(MFU_SOURCE_DIR) + "/" + rel;
+}
 
 TEST(Cli, FlopsJsonFields) {
   Result r = RunMfu({"flops", "--model", "llama-3.1-8b", "--seq-len", "8192", "--json"});
@@ -99,7 +103,7 @@ TEST(Cli, FlopsTextStatesConvention) {
 
 TEST(Cli, CalcJsonFields) {
   Result r = RunMfu({"calc", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8192",
-                  "--tokens-per-sec-per-gpu", "6667", "--convention", "palm", "--json"});
+                     "--tokens-per-sec-per-gpu", "6667", "--convention", "palm", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_NEAR(j["mfu"].get<double>(), 0.39, 0.005);  // torchtitan: 39% MFU
@@ -110,7 +114,7 @@ TEST(Cli, CalcJsonFields) {
 
 TEST(Cli, CalcTextShowsPeakConventionAndBand) {
   Result r = RunMfu({"calc", "--model", "llama-3.1-8b", "--gpu", "NVIDIA H100 80GB HBM3", "--gpus", "8", "--seq-len",
-                  "8192", "--tokens-per-sec", "46k"});
+                     "8192", "--tokens-per-sec", "46k"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("dense bf16 peak 989.4"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("megatron"), std::string::npos);
@@ -162,8 +166,8 @@ TEST(CliErrors, UnknownAndAmbiguousModel) {
 }
 
 TEST(CliErrors, UnknownAndAmbiguousGpu) {
-  std::vector<std::string> base = {"calc", "--model", "llama-3.1-8b", "--gpus", "8", "--seq-len", "8192",
-                                   "--tokens-per-sec", "40000", "--gpu"};
+  std::vector<std::string> base = {"calc",      "--model", "llama-3.1-8b",     "--gpus", "8",
+                                   "--seq-len", "8192",    "--tokens-per-sec", "40000",  "--gpu"};
   auto with = [&](const char* gpu) {
     auto args = base;
     args.push_back(gpu);
@@ -176,7 +180,7 @@ TEST(CliErrors, UnknownAndAmbiguousGpu) {
 TEST(CliErrors, ContradictoryFlags) {
   ExpectOneLineError(RunMfu({"flops", "--model", "llama-3.1-8b", "--layers", "4"}), 2, "alternatives");
   ExpectOneLineError(RunMfu({"calc", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8192",
-                          "--tokens-per-sec", "40000", "--step-time", "2", "--global-batch", "10"}),
+                             "--tokens-per-sec", "40000", "--step-time", "2", "--global-batch", "10"}),
                      2, "give only one");
   ExpectOneLineError(RunMfu({"flops", "--model", "llama-3.1-8b", "--inference", "decode"}), 2, "--context");
   ExpectOneLineError(RunMfu({"flops", "--model", "llama-3.1-8b", "--inference", "prefill", "--recompute", "full"}), 2,
@@ -189,16 +193,16 @@ TEST(CliErrors, ZeroNegativeAndAbsurdNumbers) {
   ExpectOneLineError(RunMfu({"flops", "--model", "llama-3.1-8b", "--seq-len", "999999999"}), 2,
                      "max_position_embeddings");
   ExpectOneLineError(RunMfu({"calc", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "-8", "--seq-len", "8192",
-                          "--tokens-per-sec", "40000"}),
+                             "--tokens-per-sec", "40000"}),
                      2, "--gpus");
   ExpectOneLineError(RunMfu({"calc", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8192",
-                          "--tokens-per-sec", "1e12"}),
+                             "--tokens-per-sec", "1e12"}),
                      2, "% of the dense bf16 peak");
   ExpectOneLineError(RunMfu({"calc", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8192",
-                          "--tokens-per-sec", "-5"}),
+                             "--tokens-per-sec", "-5"}),
                      2, "--tokens-per-sec");
-  ExpectOneLineError(RunMfu({"flops", "--layers", "2", "--hidden", "64", "--heads", "4", "--vocab", "100", "--ffn", "256",
-                          "--experts", "4", "--topk", "8"}),
+  ExpectOneLineError(RunMfu({"flops", "--layers", "2", "--hidden", "64", "--heads", "4", "--vocab", "100", "--ffn",
+                             "256", "--experts", "4", "--topk", "8"}),
                      2, "--top-k: 8 exceeds --experts 4");
 }
 
