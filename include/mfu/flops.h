@@ -103,6 +103,9 @@ struct InferenceFlops {
   double total = 0;          // per_token.total() x tokens
 };
 
+// Inference counts never include MTP modules (they run in training; serving
+// engines that use them for speculation account for them separately).
+//
 // Prefill of `prompt_len` new tokens per sequence on top of `cached_len`
 // cached tokens (chunked prefill), for `batch` sequences: one forward of the
 // convention with the causal attention it counts.

@@ -21,6 +21,7 @@ constexpr int64_t kMaxSequence = int64_t{1} << 31;
 
 // Which tokens the processed tokens attend to.
 struct Phase {
+  bool inference = false;  // MTP modules run only in training
   bool decode = false;
   double new_tokens = 0;  // S (training: T)
   double cached = 0;      // P (decode: the context length)
@@ -215,7 +216,7 @@ Status GemmBasisForward(const ModelSpec& spec, const Rules& rules, const Phase& 
   }
   const auto h = static_cast<double>(spec.hidden);
   f[C::kLmHead] = 2 * h * PaddedVocab(spec, rules);
-  if (spec.mtp_layers > 0 && rules.mtp != MtpMode::kNone) {
+  if (spec.mtp_layers > 0 && rules.mtp != MtpMode::kNone && !phase.inference) {
     // Each MTP module: one more layer like the last, eh_proj (2h -> h) and,
     // for Megatron, its own logits GEMM.
     FlopsBreakdown mtp;
@@ -280,7 +281,7 @@ StatusOr<TrainingFlops> ComputeTrainingFlops(const ModelSpec& spec, Convention c
   t.convention = convention;
   t.recompute = recompute;
   t.seq_len = seq_len;
-  Phase phase{false, static_cast<double>(seq_len), 0};
+  Phase phase{false, false, static_cast<double>(seq_len), 0};
   MFU_RETURN_IF_ERROR(Forward(spec, convention, phase, MlaMode::kNonAbsorbed, t.forward));
   const double forward = t.forward.total();
   const double core = t.forward[C::kAttnScores] + t.forward[C::kAttnContext];
@@ -315,7 +316,7 @@ StatusOr<InferenceFlops> ComputePrefillFlops(const ModelSpec& spec, Convention c
   MFU_RETURN_IF_ERROR(CheckLength(spec, prompt_len + cached_len, "prompt plus cached length"));
   InferenceFlops out;
   out.convention = convention;
-  Phase phase{false, static_cast<double>(prompt_len), static_cast<double>(cached_len)};
+  Phase phase{true, false, static_cast<double>(prompt_len), static_cast<double>(cached_len)};
   MFU_RETURN_IF_ERROR(Forward(spec, convention, phase, mla, out.per_token));
   out.tokens = static_cast<double>(batch) * static_cast<double>(prompt_len);
   out.total = out.per_token.total() * out.tokens;
@@ -330,7 +331,7 @@ StatusOr<InferenceFlops> ComputeDecodeFlops(const ModelSpec& spec, Convention co
     return InvalidArgumentError("decode does not apply to a diffusion transformer");
   InferenceFlops out;
   out.convention = convention;
-  Phase phase{true, 1, static_cast<double>(context_len)};
+  Phase phase{true, true, 1, static_cast<double>(context_len)};
   MFU_RETURN_IF_ERROR(Forward(spec, convention, phase, mla, out.per_token));
   out.tokens = static_cast<double>(batch);
   out.total = out.per_token.total() * out.tokens;
