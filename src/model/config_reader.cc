@@ -491,7 +491,14 @@ StatusOr<ModelSpec> ParseModelConfigImpl(std::string_view json_text, std::string
 }  // namespace
 
 StatusOr<ModelSpec> ParseModelConfig(std::string_view json_text, std::string_view origin) {
-  auto spec = ParseModelConfigImpl(json_text, origin);
+  StatusOr<ModelSpec> spec = InternalError("unreachable");
+  try {
+    spec = ParseModelConfigImpl(json_text, origin);
+  } catch (const nlohmann::json::exception& e) {
+    // nlohmann throws for numbers beyond double range and for values of the
+    // wrong type in optional settings: still a data error, never a crash.
+    return ParseError(std::string(origin) + ": invalid JSON value (" + e.what() + ")");
+  }
   if (!spec.ok() && spec.status().code() == StatusCode::kInvalidArgument) {
     return ParseError(spec.status().message());
   }

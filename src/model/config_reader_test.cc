@@ -174,3 +174,23 @@ TEST(GenericModel, FlagErrors) {
 
 }  // namespace
 }  // namespace mfu
+
+namespace mfu {
+namespace {
+
+// Found by model_config_fuzzer: a number beyond double range made nlohmann
+// throw out_of_range from parse(); a non-string rope_type threw type_error.
+TEST(ConfigReader, ExceptionsFromTheJsonLibraryBecomeErrors) {
+  auto overflow = ParseModelConfig(R"({"model_type": "gpt2", "layer_norm_epsilon": 1e505})", "f.json");
+  ASSERT_FALSE(overflow.ok());
+  EXPECT_EQ(overflow.status().code(), StatusCode::kParse);
+  EXPECT_EQ(overflow.status().message().rfind("f.json: ", 0), 0u);
+  std::string rope = std::string(kLlama);
+  rope.insert(1, R"("rope_scaling": {"rope_type": 5}, )");
+  auto bad_rope = ParseModelConfig(rope, "r.json");
+  ASSERT_FALSE(bad_rope.ok());
+  EXPECT_EQ(bad_rope.status().code(), StatusCode::kParse);
+}
+
+}  // namespace
+}  // namespace mfu

@@ -13,7 +13,7 @@ bool IsIntegralInRange(double v) {
 }
 
 std::string Shown(const nlohmann::json& value) {
-  std::string text = value.dump();
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text.size() > 40)
     text = text.substr(0, 37) + "...";
   return text;
