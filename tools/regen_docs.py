@@ -106,7 +106,7 @@ def table(header, rows):
     return "\n".join(lines) + "\n"
 
 
-def render_conventions(mfu, data):
+def render_conventions(mfu, args, data):
     """`mfu flops ... --convention all --json`: each convention's training
     FLOPs per token, its ratio to megatron, and the independent reference."""
     rows_in = data["conventions"]
@@ -127,7 +127,7 @@ def render_conventions(mfu, data):
     return table(header, rows)
 
 
-def render_presets(mfu, data):
+def render_presets(mfu, args, data):
     """`mfu models --json`: total and active parameters of every preset next
     to the published counts. Runs `mfu flops --model NAME --seq-len 1024
     --json` per preset for the active count without embeddings."""
@@ -146,18 +146,116 @@ def render_presets(mfu, data):
         exact = "-" if exact_total is None else thousands(exact_total)
         if exact_active:
             exact += " / " + thousands(exact_active)
-        shown_active = thousands(active) if active != total else "= total"
-        shown_ne = thousands(active_ne) if active != total else ""
-        rows.append([f"`{m['name']}`", m["family"], thousands(total), shown_active, shown_ne, exact, equal,
+        shown_ne = thousands(active_ne) if active != total else "-"
+        rows.append([f"`{m['name']}`", m["family"], thousands(total), thousands(active), shown_ne, exact, equal,
                      vendor, source])
     header = ["preset", "family", "total (mfu)", "active (mfu)", "active w/o embedding (mfu)",
               "exact count (HF): total / active", "equal", "vendor figure", "vendor source"]
     return table(header, rows)
 
 
+# FlopsComponent order (include/mfu/flops.h); JSON objects come sorted by key.
+COMPONENT_ORDER = ["q_proj", "k_proj", "v_proj", "o_proj", "attn_scores", "attn_context", "mlp", "routed_experts",
+                   "shared_experts", "router", "lm_head", "mtp", "embedding", "norms_biases", "cross_attention",
+                   "dit_embedders"]
+
+
+def render_components(mfu, args, data):
+    """`mfu flops ... --json` (training or --inference): forward FLOPs per
+    token by component (non-zero ones) and the totals."""
+    inference = data.get("inference")
+    flops = inference if inference else data["flops_per_token"]
+    components = flops["components_forward"]
+    forward = inference["flops_per_token"] if inference else flops["forward"]
+    names = [n for n in COMPONENT_ORDER if n in components] + sorted(set(components) - set(COMPONENT_ORDER))
+    rows = [[f"`{n}`", f"{components[n]:.4e}", f"{components[n] / forward:.1%}"] for n in names if components[n] > 0]
+    rows.append(["forward total", f"{forward:.4e}", "100.0%"])
+    if inference:
+        tokens = f"{inference['mode']}: {inference['tokens']:,.0f} token(s) in all"
+        rows.append([tokens, f"{inference['flops_total']:.4e}", ""])
+    else:
+        rows.append(["training (3 x forward)", f"{flops['training']:.4e}", ""])
+        rows.append([f"recompute ({data['recompute']})", f"{flops['recompute']:.4e}", ""])
+        rows.append(["hardware (training + recompute)", f"{flops['hardware']:.4e}", ""])
+    return table(["component", "FLOPs per token", "share of forward"], rows)
+
+
+# Korthikanti et al. 2022 (arXiv:2205.05198) Table 5 runs (GPT, seq 2048,
+# vocab 51200, sequence parallelism + selective recompute) and the MFU / HFU
+# percentages the Megatron-LM README (commit 2e90a342f5, 2022-05-19)
+# published for them.
+KORTHIKANTI_RUNS = [
+    ("GPT 22B", 48, 6144, 64, 41.5, 43.7),
+    ("GPT 175B", 96, 12288, 96, 51.4, 52.8),
+    ("GPT 530B", 105, 20480, 128, 56.0, 57.0),
+    ("GPT 1T", 128, 25600, 160, 56.3, 57.0),
+]
+
+
+def render_korthikanti(mfu, args, data):
+    """`mfu flops --layers L --hidden H --heads A --vocab 51200 --mlp plain
+    --seq-len 2048 --convention exact --recompute selective --json`: runs the
+    command for each of KORTHIKANTI_RUNS (replacing --layers/--hidden/--heads)
+    under each recompute mode and compares hardware / model FLOPs with the
+    published HFU / MFU."""
+    rows = []
+    for name, layers, hidden, heads, mfu_pct, hfu_pct in KORTHIKANTI_RUNS:
+        ratios = []
+        for recompute in ("selective", "selective-literal", "full"):
+            run = list(args)
+            for flag, value in (("--layers", layers), ("--hidden", hidden), ("--heads", heads),
+                                ("--recompute", recompute)):
+                run[run.index(flag) + 1] = str(value)
+            f = json.loads(run_mfu(mfu, run))["flops_per_token"]
+            ratios.append(f"{f['hardware'] / f['training']:.4f}")
+        rows.append([name, str(layers), str(hidden), str(heads), f"{mfu_pct} / {hfu_pct}",
+                     f"{hfu_pct / mfu_pct:.4f}"] + ratios)
+    header = ["run", "layers", "hidden", "heads", "published MFU / HFU (%)", "published HFU/MFU",
+              "mfu `selective`", "mfu `selective-literal`", "mfu `full`"]
+    return table(header, rows)
+
+
+def render_memory(mfu, args, data):
+    """`mfu memory ... --json`: every byte count of the training and KV-cache
+    blocks, exact and in GiB."""
+    rows = []
+    for block in ("training", "kv_cache"):
+        for key, value in data.get(block, {}).items():
+            if key.endswith("_bytes") or key.startswith("bytes_"):
+                rows.append([f"`{block}.{key}`", thousands(value), f"{value / 2**30:.3f}"])
+    return table(["field", "bytes", "GiB"], rows)
+
+
+def render_activation_forms(mfu, args, data):
+    """`mfu memory --layers L --hidden H --heads A ... --mlp plain --json`
+    (a GPT layer): reruns the command with the parallelism and recompute
+    options of Korthikanti et al. 2022 and compares the bytes per layer with
+    the paper's closed forms."""
+    s, h, a = (float(args[args.index(flag) + 1]) for flag in ("--seq-len", "--hidden", "--heads"))
+    t = 8
+    cases = [
+        ("no parallelism, no flash attention", ["--no-flash"], s * h * (34 + 5 * a * s / h), "sbh(34 + 5as/h)"),
+        ("TP 8", ["--no-flash", "--tp", "8"], s * h * (10 + 24 / t + 5 * a * s / (h * t)),
+         "sbh(10 + 24/t + 5as/(ht))"),
+        ("TP 8 + SP", ["--no-flash", "--tp", "8", "--sp"], s * h / t * (34 + 5 * a * s / h), "sbh/t (34 + 5as/h)"),
+        ("TP 8 + SP, selective recompute", ["--recompute", "selective", "--tp", "8", "--sp"], 34 * s * h / t,
+         "34 sbh/t"),
+        ("full recompute", ["--recompute", "full"], 2 * s * h, "2 sbh"),
+    ]
+    rows = []
+    for name, extra, expected, formula in cases:
+        got = json.loads(run_mfu(mfu, list(args) + extra))["training"]["activations_per_layer_bytes"]
+        rows.append([name, f"`{' '.join(extra)}`", thousands(got), formula, thousands(round(expected))])
+    return table(["case", "options", "mfu bytes / layer", "Korthikanti et al.", "formula bytes"], rows)
+
+
 RENDERERS = {
     "conventions-table": render_conventions,
     "presets-table": render_presets,
+    "components-table": render_components,
+    "korthikanti-table": render_korthikanti,
+    "memory-table": render_memory,
+    "activation-forms": render_activation_forms,
 }
 
 
@@ -168,7 +266,7 @@ def render_block(mfu, spec):
     if renderer:
         if renderer not in RENDERERS:
             raise RegenError(f"unknown renderer '{renderer}'; known: {', '.join(sorted(RENDERERS))}")
-        text = RENDERERS[renderer](mfu, json.loads(output))
+        text = RENDERERS[renderer](mfu, args, json.loads(output))
     else:
         fence = "json" if "--json" in args else "text"
         lines = [line.rstrip() for line in output.rstrip("\n").split("\n")]

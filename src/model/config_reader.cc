@@ -25,6 +25,18 @@ struct LlamaDefaults {
   bool qkv_bias = false;  // Qwen2: always-on q/k/v bias without a flag
 };
 
+// Sizes the per-layer table. The layer count is checked before allocating:
+// a config claiming 10^12 layers is an error, not an allocation.
+Status AssignLayers(const JsonFields& f, ModelSpec& s, std::string_view key) {
+  constexpr int64_t kMaxLayers = 100000;
+  if (s.num_layers > kMaxLayers) {
+    return f.Error(key, "is absurd: " + std::to_string(s.num_layers) + " layers (limit " +
+                            std::to_string(kMaxLayers) + ")");
+  }
+  s.layers.assign(static_cast<size_t>(s.num_layers), LayerSpec{});
+  return Status::Ok();
+}
+
 Status ReadLlamaLike(const JsonFields& f, ModelSpec& s, LlamaDefaults defaults) {
   MFU_ASSIGN_OR_RETURN(s.hidden, f.PositiveInt("hidden_size"));
   MFU_ASSIGN_OR_RETURN(s.num_layers, f.PositiveInt("num_hidden_layers"));
@@ -50,7 +62,7 @@ Status ReadLlamaLike(const JsonFields& f, ModelSpec& s, LlamaDefaults defaults) 
   MFU_ASSIGN_OR_RETURN(s.mlp_bias, f.Bool("mlp_bias", false));
   MFU_ASSIGN_OR_RETURN(auto max_pos, f.OptionalInt("max_position_embeddings", 1));
   s.max_position_embeddings = max_pos.value_or(0);
-  s.layers.assign(static_cast<size_t>(s.num_layers), LayerSpec{});
+  MFU_RETURN_IF_ERROR(AssignLayers(f, s, "num_hidden_layers"));
   return Status::Ok();
 }
 
@@ -211,7 +223,7 @@ Status ReadDeepSeek(const JsonFields& f, ModelSpec& s) {
     return f.Error("attention_bias", "true is not supported for MLA models");
   MFU_ASSIGN_OR_RETURN(auto max_pos, f.OptionalInt("max_position_embeddings", 1));
   s.max_position_embeddings = max_pos.value_or(0);
-  s.layers.assign(static_cast<size_t>(s.num_layers), LayerSpec{});
+  MFU_RETURN_IF_ERROR(AssignLayers(f, s, "num_hidden_layers"));
 
   MFU_ASSIGN_OR_RETURN(auto routed, f.OptionalInt("n_routed_experts", 0));
   if (routed.value_or(0) > 0) {
@@ -304,7 +316,7 @@ Status ReadGpt2(const JsonFields& f, ModelSpec& s) {
   s.norm = NormKind::kLayerNorm;
   s.qkv_bias = s.o_bias = s.mlp_bias = true;
   s.max_position_embeddings = s.position_embeddings;
-  s.layers.assign(static_cast<size_t>(s.num_layers), LayerSpec{});
+  MFU_RETURN_IF_ERROR(AssignLayers(f, s, "n_layer"));
   return Status::Ok();
 }
 
@@ -362,7 +374,7 @@ Status ReadWan(const JsonFields& f, ModelSpec& s) {
   // The Wan2.2 VAE (48 latent channels) downsamples 16x spatially, Wan2.1's 8x.
   s.dit.vae_stride_hw = s.dit.in_dim == 48 ? 16 : 8;
   s.kv_heads = s.heads;
-  s.layers.assign(static_cast<size_t>(s.num_layers), LayerSpec{});
+  MFU_RETURN_IF_ERROR(AssignLayers(f, s, "num_layers"));
   s.notes.push_back("wan: patch (1,2,2), umT5 text_dim and VAE stride are fixed by the Wan code, not the config");
   return Status::Ok();
 }

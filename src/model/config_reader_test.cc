@@ -192,5 +192,15 @@ TEST(ConfigReader, ExceptionsFromTheJsonLibraryBecomeErrors) {
   EXPECT_EQ(bad_rope.status().code(), StatusCode::kParse);
 }
 
+// Found by model_config_fuzzer: n_layer 1e12 passed the 2^40 dimension check
+// and the per-layer table tried to allocate 16 TB.
+TEST(ConfigReader, AbsurdLayerCountIsRefusedBeforeAllocating) {
+  auto spec = ParseModelConfig(R"({"model_type": "gpt2", "n_embd": 768, "n_head": 2, "n_layer": 1e12,
+                                   "n_positions": 10, "vocab_size": 100})",
+                               "g.json");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().message(), "g.json: key 'n_layer' is absurd: 1000000000000 layers (limit 100000)");
+}
+
 }  // namespace
 }  // namespace mfu
