@@ -73,12 +73,6 @@ nlohmann::json AcceleratorJson(const Accelerator& a) {
           {"notes", JsonText(a.notes)}};
 }
 
-// Like PrintJson, but user-supplied CSV text that is not UTF-8 is replaced
-// instead of making nlohmann::json throw.
-void WriteJson(std::ostream& out, const nlohmann::json& value) {
-  out << value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-}
-
 std::string PeakLine(const Accelerator& a, DType dtype) {
   double value = a.peak_tflops[static_cast<size_t>(dtype)];
   if (!(value > 0))
@@ -193,7 +187,7 @@ class HwCommand final : public Command {
       j["accelerators"] = nlohmann::json::array();
       for (const Accelerator* a : selected)
         j["accelerators"].push_back(AcceleratorJson(*a));
-      WriteJson(ctx.out, j);
+      PrintJson(ctx.out, j);
       return Status::Ok();
     }
     report::Table table({"id", "vendor", "name", "form factor", "bf16", "fp16", "fp8", "fp4", "mem GB", "TB/s"});
@@ -211,9 +205,11 @@ class HwCommand final : public Command {
   Status RunShow(const CommandContext& ctx, const HardwareDb& db) const {
     MFU_ASSIGN_OR_RETURN(const Accelerator* a, db.Find(o_.name));
     if (o_.json) {
+      // The entry's fields at the top level: `peak_tflops.<dtype>` is the
+      // path scripts rely on (docs/cli.md).
       nlohmann::json j = JsonEnvelope();
-      j["accelerator"] = AcceleratorJson(*a);
-      WriteJson(ctx.out, j);
+      j.update(AcceleratorJson(*a));
+      PrintJson(ctx.out, j);
     } else {
       PrintShow(ctx.out, *a);
     }

@@ -30,8 +30,8 @@ struct LlamaDefaults {
 Status AssignLayers(const JsonFields& f, ModelSpec& s, std::string_view key) {
   constexpr int64_t kMaxLayers = 100000;
   if (s.num_layers > kMaxLayers) {
-    return f.Error(key, "is absurd: " + std::to_string(s.num_layers) + " layers (limit " +
-                            std::to_string(kMaxLayers) + ")");
+    return f.Error(key,
+                   "is absurd: " + std::to_string(s.num_layers) + " layers (limit " + std::to_string(kMaxLayers) + ")");
   }
   s.layers.assign(static_cast<size_t>(s.num_layers), LayerSpec{});
   return Status::Ok();
