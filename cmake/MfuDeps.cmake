@@ -3,6 +3,8 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
+find_package(simdjson REQUIRED)  # large trace JSON
+find_package(ZLIB REQUIRED)      # .json.gz traces
 if(MFU_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -13,8 +13,9 @@ ALLOWED = {
     "model": {"base"},
     "hwdb": {"base"},
     "flops": {"base", "model", "hwdb"},
+    "trace": {"base", "model", "hwdb", "flops"},
     "report": {"base"},
-    "cli": {"base", "model", "hwdb", "flops", "report"},
+    "cli": {"base", "model", "hwdb", "flops", "trace", "report"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -1,0 +1,473 @@
+#include "trace/event_parser.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace mfu::trace {
+namespace {
+
+using simdjson::ondemand::json_type;
+using simdjson::ondemand::value;
+
+// Everything read from one event before deciding what it is.
+struct RawEvent {
+  char ph = 0;
+  std::string_view cat;
+  std::string_view name;
+  bool has_name = false;
+  TrackKey key;
+  std::string_view tid_text;  // for "stream 7"
+  std::string_view ts_text, dur_text;
+  bool has_ts = false, has_dur = false;
+  int64_t correlation = kNoId;
+  int64_t external_id = kNoId;
+  int64_t stream = -1;
+  int64_t device = -1;
+  CollectiveArgs collective;
+  bool has_collective = false;
+  OpShapes shapes;
+  bool has_shapes = false;
+};
+
+std::string Snippet(const char* data, size_t length) { return std::string(data, length < 80 ? length : 80); }
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t' ||
+                        s.back() == ',' || s.back() == '}' || s.back() == ']')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+TraceEventKind KindOf(std::string_view cat, bool& known) {
+  known = true;
+  switch (cat.size()) {
+    case 6:
+      if (cat == "cpu_op") return TraceEventKind::kCpuOp;
+      if (cat == "kernel" || cat == "Kernel" || cat == "Memset") {
+        return cat == "Memset" ? TraceEventKind::kMemset : TraceEventKind::kKernel;
+      }
+      if (cat == "Memcpy") return TraceEventKind::kMemcpy;
+      break;
+    case 7:
+      if (cat == "Runtime") return TraceEventKind::kRuntime;
+      break;
+    case 8:
+      if (cat == "Operator") return TraceEventKind::kCpuOp;
+      break;
+    case 9:
+      if (cat == "cuda_sync") return TraceEventKind::kCudaSync;
+      break;
+    case 10:
+      if (cat == "gpu_memcpy") return TraceEventKind::kMemcpy;
+      if (cat == "gpu_memset") return TraceEventKind::kMemset;
+      break;
+    case 11:
+      if (cat == "cuda_driver") return TraceEventKind::kRuntime;
+      if (cat == "xpu_runtime" || cat == "xpu_driver") return TraceEventKind::kRuntime;
+      break;
+    case 12:
+      if (cat == "cuda_runtime" || cat == "mtia_runtime") return TraceEventKind::kRuntime;
+      break;
+    case 15:
+      if (cat == "user_annotation" || cat == "python_function" || cat == "mtia_ccp_events") {
+        if (cat == "user_annotation") return TraceEventKind::kUserAnnotation;
+        if (cat == "python_function") return TraceEventKind::kPythonFunction;
+        return TraceEventKind::kKernel;
+      }
+      break;
+    case 19:
+      if (cat == "gpu_user_annotation") return TraceEventKind::kGpuUserAnnotation;
+      if (cat == "privateuse1_runtime") return TraceEventKind::kRuntime;
+      break;
+    default:
+      break;
+  }
+  static constexpr std::string_view kKnownOther[] = {
+      "overhead", "Trace", "cpu_instant_event", "cuda_event", "cuda_profiler_range", "external_correlation",
+      "mtia_insight", "mtia_counters", "glow_runtime", "hpu_op", "xpu_sync", "xpu_scope_profiler",
+      "collective_comm", "hardware_counters", "privateuse1_driver", "python_function_overhead", ""};
+  for (auto k : kKnownOther) {
+    if (cat == k) return TraceEventKind::kOther;
+  }
+  known = false;
+  return TraceEventKind::kOther;
+}
+
+bool ReadInt(TraceBuilder& b, value v, int64_t& out, uint64_t offset) {
+  int64_t i = 0;
+  if (v.get_int64().get(i) == simdjson::SUCCESS) {
+    out = i;
+    return true;
+  }
+  uint64_t u = 0;
+  if (v.get_uint64().get(u) == simdjson::SUCCESS) {
+    out = static_cast<int64_t>(u);  // bit pattern: equality still works
+    b.diagnostics.Add(DiagnosticId::k_uint64_id, offset, std::to_string(u));
+    return true;
+  }
+  double d = 0;
+  if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && std::fabs(d) < 9e18) {
+    out = static_cast<int64_t>(d);
+    return true;
+  }
+  return false;
+}
+
+void ReadString(TraceBuilder& b, value v, uint32_t& out, uint64_t offset) {
+  std::string_view s;
+  if (v.get_string().get(s) == simdjson::SUCCESS) {
+    out = b.strings.Intern(s);
+  } else {
+    b.diagnostics.Add(DiagnosticId::k_bad_arg_type, offset, "string arg");
+  }
+}
+
+void ReadIntArg(TraceBuilder& b, value v, int64_t& out, uint64_t offset) {
+  json_type type = v.type().value_unsafe();
+  if (type == json_type::null) return;
+  if (type == json_type::string) {  // ROCm writes some ids as "0x0"
+    std::string_view s;
+    if (v.get_string().get(s) == simdjson::SUCCESS && !s.empty()) {
+      std::string text(s);
+      char* end = nullptr;
+      long long parsed = std::strtoll(text.c_str(), &end, 0);
+      if (end == text.c_str() + text.size()) {
+        out = parsed;
+        return;
+      }
+    }
+  }
+  if (!ReadInt(b, v, out, offset)) b.diagnostics.Add(DiagnosticId::k_bad_arg_type, offset, "integer arg");
+}
+
+// "Input Dims": [[2, 3], [], [[1, 2], [3]]] -> one list per input; nested
+// lists (TensorList) are kept flat as their first dims are not a shape.
+void ReadDims(TraceBuilder& b, value v, OpShapes& shapes, uint64_t offset) {
+  simdjson::ondemand::array inputs;
+  if (v.get_array().get(inputs) != simdjson::SUCCESS) {
+    b.diagnostics.Add(DiagnosticId::k_bad_arg_type, offset, "Input Dims");
+    return;
+  }
+  for (auto input : inputs) {
+    std::vector<int64_t> dims;
+    simdjson::ondemand::array dim_list;
+    if (input.get_array().get(dim_list) == simdjson::SUCCESS) {
+      for (auto d : dim_list) {
+        int64_t x = 0;
+        if (d.get_int64().get(x) == simdjson::SUCCESS) dims.push_back(x);
+      }
+    }
+    shapes.input_dims.push_back(std::move(dims));
+  }
+}
+
+void ReadStringList(TraceBuilder& b, value v, std::vector<uint32_t>& out, uint64_t offset) {
+  simdjson::ondemand::array list;
+  if (v.get_array().get(list) != simdjson::SUCCESS) {
+    b.diagnostics.Add(DiagnosticId::k_bad_arg_type, offset, "string list");
+    return;
+  }
+  for (auto item : list) {
+    std::string_view s;
+    out.push_back(item.get_string().get(s) == simdjson::SUCCESS ? b.strings.Intern(s) : b.strings.Intern(""));
+  }
+}
+
+void ReadArgs(TraceBuilder& b, value v, RawEvent& e, uint64_t offset) {
+  simdjson::ondemand::object args;
+  if (v.get_object().get(args) != simdjson::SUCCESS) return;
+  for (auto field : args) {
+    simdjson::ondemand::raw_json_string key;
+    if (field.key().get(key) != simdjson::SUCCESS) return;
+    value val = field.value().value_unsafe();
+    // Dispatch on the raw key without unescaping (all keys we read are ASCII).
+    if (key == "correlation") {
+      ReadIntArg(b, val, e.correlation, offset);
+    } else if (key == "External id" || key == "external id") {
+      ReadIntArg(b, val, e.external_id, offset);
+    } else if (key == "stream") {
+      ReadIntArg(b, val, e.stream, offset);
+    } else if (key == "device") {
+      ReadIntArg(b, val, e.device, offset);
+    } else if (key == "Input Dims") {
+      e.has_shapes = true;
+      ReadDims(b, val, e.shapes, offset);
+    } else if (key == "Input type") {
+      e.has_shapes = true;
+      ReadStringList(b, val, e.shapes.input_types, offset);
+    } else if (key == "Concrete Inputs") {
+      e.has_shapes = true;
+      ReadStringList(b, val, e.shapes.concrete_inputs, offset);
+    } else if (key == "Collective name") {
+      e.has_collective = true;
+      ReadString(b, val, e.collective.collective, offset);
+    } else if (key == "In msg nelems") {
+      ReadIntArg(b, val, e.collective.in_nelems, offset);
+    } else if (key == "Out msg nelems") {
+      ReadIntArg(b, val, e.collective.out_nelems, offset);
+    } else if (key == "Group size") {
+      ReadIntArg(b, val, e.collective.group_size, offset);
+    } else if (key == "dtype") {
+      ReadString(b, val, e.collective.dtype, offset);
+    } else if (key == "Process Group Name") {
+      ReadString(b, val, e.collective.pg_name, offset);
+    } else if (key == "Process Group Description") {
+      ReadString(b, val, e.collective.pg_desc, offset);
+    } else if (key == "Process Group Ranks") {
+      ReadString(b, val, e.collective.pg_ranks, offset);
+    } else if (key == "Seq") {
+      ReadIntArg(b, val, e.collective.seq, offset);
+    }
+  }
+}
+
+// pid/tid: integer or string.
+void ReadId(TraceBuilder& b, value v, int64_t& id, bool& is_string, std::string_view* text) {
+  int64_t i = 0;
+  if (v.get_int64().get(i) == simdjson::SUCCESS) {
+    id = i;
+    is_string = false;
+    return;
+  }
+  std::string_view s;
+  if (v.get_string().get(s) == simdjson::SUCCESS) {
+    id = b.strings.Intern(s);
+    is_string = true;
+    if (text) *text = b.strings.Get(static_cast<uint32_t>(id));
+    return;
+  }
+  double d = 0;
+  if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && std::fabs(d) < 9e18) {
+    id = static_cast<int64_t>(d);
+    is_string = false;
+  }
+}
+
+uint32_t TrackFor(TraceBuilder& b, const RawEvent& e, bool gpu) {
+  auto [it, inserted] = b.track_index.try_emplace(e.key, static_cast<uint32_t>(b.tracks.size()));
+  if (inserted) {
+    TraceTrack t;
+    t.pid = e.key.pid_is_string ? std::string(b.strings.Get(static_cast<uint32_t>(e.key.pid)))
+                                : std::to_string(e.key.pid);
+    t.tid = e.key.tid_is_string ? std::string(b.strings.Get(static_cast<uint32_t>(e.key.tid)))
+                                : std::to_string(e.key.tid);
+    b.tracks.push_back(std::move(t));
+    b.track_keys.push_back(e.key);
+  }
+  TraceTrack& t = b.tracks[it->second];
+  if (gpu && !t.gpu) {
+    t.gpu = true;
+    t.device = e.device >= 0 ? e.device : (e.key.pid_is_string ? -1 : e.key.pid);
+    if (e.stream >= 0) {
+      t.stream = e.stream;
+    } else if (!e.key.tid_is_string) {
+      t.stream = e.key.tid;
+    } else {  // legacy "stream 7"
+      std::string_view s = e.tid_text;
+      size_t digit = s.find_first_of("0123456789");
+      if (digit != std::string_view::npos) t.stream = std::strtoll(std::string(s.substr(digit)).c_str(), nullptr, 10);
+    }
+  }
+  return it->second;
+}
+
+}  // namespace
+
+bool ParseMicrosToNs(std::string_view text, int64_t& ns, bool& truncated, bool& via_double) {
+  truncated = false;
+  via_double = false;
+  text = Trim(text);
+  if (text.empty()) return false;
+  size_t i = 0;
+  bool negative = false;
+  if (text[0] == '-') {
+    negative = true;
+    i = 1;
+  }
+  constexpr int64_t kMaxMicros = INT64_MAX / 1000 - 1;
+  int64_t micros = 0;
+  size_t digits = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
+    if (micros > (kMaxMicros - 9) / 10) return false;
+    micros = micros * 10 + (text[i] - '0');
+  }
+  if (digits == 0) return false;
+  int64_t frac = 0;
+  size_t frac_digits = 0;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+      if (frac_digits < 3) {
+        frac = frac * 10 + (text[i] - '0');
+        ++frac_digits;
+      } else if (text[i] != '0') {
+        truncated = true;
+      }
+    }
+  }
+  if (i < text.size()) {
+    if (text[i] != 'e' && text[i] != 'E') return false;
+    char* end = nullptr;
+    std::string copy(text);
+    double d = std::strtod(copy.c_str(), &end);
+    if (end != copy.c_str() + copy.size() || !std::isfinite(d) || std::fabs(d) > 9e15) return false;
+    ns = static_cast<int64_t>(std::llround(d * 1000.0));
+    via_double = true;
+    return true;
+  }
+  while (frac_digits < 3) {
+    frac *= 10;
+    ++frac_digits;
+  }
+  const int64_t total = micros * 1000 + frac;
+  ns = negative ? -total : total;
+  return true;
+}
+
+void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacity, uint64_t offset) {
+  simdjson::ondemand::document doc;
+  if (b.parser.iterate(simdjson::padded_string_view(data, length, capacity)).get(doc) != simdjson::SUCCESS) {
+    b.diagnostics.Add(DiagnosticId::k_json_syntax_error, offset, Snippet(data, length));
+    return;
+  }
+  simdjson::ondemand::object obj;
+  if (doc.get_object().get(obj) != simdjson::SUCCESS) {
+    b.diagnostics.Add(DiagnosticId::k_event_not_object, offset, Snippet(data, length));
+    return;
+  }
+  RawEvent e;
+  bool ok = true;
+  for (auto field : obj) {
+    simdjson::ondemand::raw_json_string key;
+    if (field.key().get(key) != simdjson::SUCCESS) {
+      ok = false;
+      break;
+    }
+    value v;
+    if (field.value().get(v) != simdjson::SUCCESS) {
+      ok = false;
+      break;
+    }
+    if (key == "ph") {
+      std::string_view ph;
+      if (v.get_string().get(ph) == simdjson::SUCCESS && ph.size() == 1) e.ph = ph[0];
+    } else if (key == "cat") {
+      std::string_view cat;
+      if (v.get_string().get(cat) == simdjson::SUCCESS) e.cat = cat;
+    } else if (key == "name") {
+      std::string_view name;
+      if (v.get_string().get(name) == simdjson::SUCCESS) {
+        e.name = name;
+        e.has_name = true;
+      }
+    } else if (key == "ts") {
+      e.ts_text = v.raw_json_token();
+      e.has_ts = v.type().value_unsafe() == json_type::number;
+    } else if (key == "dur") {
+      e.dur_text = v.raw_json_token();
+      e.has_dur = v.type().value_unsafe() == json_type::number;
+    } else if (key == "pid") {
+      ReadId(b, v, e.key.pid, e.key.pid_is_string, nullptr);
+    } else if (key == "tid") {
+      ReadId(b, v, e.key.tid, e.key.tid_is_string, &e.tid_text);
+    } else if (key == "args") {
+      ReadArgs(b, v, e, offset);
+    }
+  }
+  if (!ok) {
+    b.diagnostics.Add(DiagnosticId::k_json_syntax_error, offset, Snippet(data, length));
+    return;
+  }
+  // cat and name views point into the parser's string buffer, valid until the
+  // next iterate(); intern before returning.
+  switch (e.ph) {
+    case 'X':
+    case 'i':
+    case 'I':
+    case 'B':
+    case 'E':
+      break;
+    case 's':
+    case 'f':
+    case 't':
+      b.diagnostics.Add(DiagnosticId::k_flow_events, offset, "");
+      return;
+    case 'M':
+      b.diagnostics.Add(DiagnosticId::k_metadata_events, offset, "");
+      return;
+    case 'C':
+      b.diagnostics.Add(DiagnosticId::k_counter_events, offset, "");
+      return;
+    case 0:
+      b.diagnostics.Add(DiagnosticId::k_missing_ph, offset, Snippet(data, length));
+      return;
+    default:
+      b.diagnostics.Add(DiagnosticId::k_unknown_phase, offset, Snippet(data, length));
+      return;
+  }
+  bool known = true;
+  TraceEventKind kind = e.ph == 'X' || e.ph == 'B' || e.ph == 'E' ? KindOf(e.cat, known) : TraceEventKind::kInstant;
+  if (!known) b.diagnostics.Add(DiagnosticId::k_unknown_category, offset, std::string(e.cat));
+  if (kind == TraceEventKind::kPythonFunction && !b.keep_python_functions) {
+    b.diagnostics.Add(DiagnosticId::k_python_functions_skipped, offset, "");
+    return;
+  }
+  int64_t ts = 0, dur = 0;
+  bool truncated = false, via_double = false;
+  if (!e.has_ts) {
+    b.diagnostics.Add(DiagnosticId::k_missing_ts, offset, Snippet(data, length));
+    return;
+  }
+  if (!ParseMicrosToNs(e.ts_text, ts, truncated, via_double)) {
+    b.diagnostics.Add(DiagnosticId::k_bad_number, offset, std::string(e.ts_text.substr(0, 40)));
+    return;
+  }
+  if (truncated) b.diagnostics.Add(DiagnosticId::k_sub_ns_digits, offset, std::string(e.ts_text.substr(0, 40)));
+  if (via_double) b.diagnostics.Add(DiagnosticId::k_exponent_number, offset, std::string(e.ts_text.substr(0, 40)));
+  if (e.ph == 'X') {
+    if (!e.has_dur) {
+      b.diagnostics.Add(DiagnosticId::k_missing_dur, offset, Snippet(data, length));
+      return;
+    }
+    if (!ParseMicrosToNs(e.dur_text, dur, truncated, via_double)) {
+      b.diagnostics.Add(DiagnosticId::k_bad_number, offset, std::string(e.dur_text.substr(0, 40)));
+      return;
+    }
+    if (dur < 0) {
+      b.diagnostics.Add(DiagnosticId::k_negative_dur, offset, std::string(e.dur_text.substr(0, 40)));
+      dur = 0;
+    }
+  }
+  const uint32_t name = e.has_name ? b.strings.Intern(e.name) : kNoString;
+  const uint32_t track = TrackFor(b, e, IsGpuActivity(kind) || kind == TraceEventKind::kGpuUserAnnotation);
+  if (e.ph == 'B' || e.ph == 'E') {
+    b.begin_end.push_back({ts, offset, name, track, kind, e.ph == 'B'});
+    return;
+  }
+  if (ts < b.last_ts_ns) b.out_of_order = true;
+  b.last_ts_ns = ts;
+  b.ts_ns.push_back(ts);
+  b.dur_ns.push_back(dur);
+  b.kind.push_back(kind);
+  b.name.push_back(name);
+  b.track.push_back(track);
+  b.correlation.push_back(e.correlation);
+  b.external_id.push_back(e.external_id);
+  b.offset.push_back(offset);
+  if (e.has_collective) {
+    b.collective.push_back(static_cast<uint32_t>(b.collectives.size()));
+    b.collectives.push_back(e.collective);
+  } else {
+    b.collective.push_back(kNoIndex);
+  }
+  if (e.has_shapes) {
+    b.shapes.push_back(static_cast<uint32_t>(b.op_shapes.size()));
+    b.op_shapes.push_back(std::move(e.shapes));
+  } else {
+    b.shapes.push_back(kNoIndex);
+  }
+}
+
+}  // namespace mfu::trace

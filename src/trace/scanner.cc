@@ -1,0 +1,218 @@
+#include "trace/scanner.h"
+
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace mfu::trace {
+namespace {
+
+// First byte in [p, end) that is '"' or '\\'.
+const char* FindQuoteOrBackslash(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  while (end - p >= 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    p += 16;
+  }
+#endif
+  while (p < end && *p != '"' && *p != '\\') ++p;
+  return p;
+}
+
+// First byte in [p, end) that is a quote or a bracket.
+const char* FindStructural(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i open_brace = _mm_set1_epi8('{');
+  const __m128i close_brace = _mm_set1_epi8('}');
+  const __m128i open_bracket = _mm_set1_epi8('[');
+  const __m128i close_bracket = _mm_set1_epi8(']');
+  while (end - p >= 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, open_brace)),
+                               _mm_or_si128(_mm_cmpeq_epi8(v, close_brace),
+                                            _mm_or_si128(_mm_cmpeq_epi8(v, open_bracket),
+                                                         _mm_cmpeq_epi8(v, close_bracket))));
+    int mask = _mm_movemask_epi8(hit);
+    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    p += 16;
+  }
+#endif
+  while (p < end && *p != '"' && *p != '{' && *p != '}' && *p != '[' && *p != ']') ++p;
+  return p;
+}
+
+bool IsSpaceOrComma(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == ','; }
+
+std::string Snippet(const char* p, const char* end) {
+  size_t n = static_cast<size_t>(end - p);
+  return std::string(p, n < 80 ? n : 80);
+}
+
+}  // namespace
+
+void TraceScanner::AppendMetadata(const char* begin, const char* end) {
+  if (begin >= end || metadata_truncated_) return;
+  size_t n = static_cast<size_t>(end - begin);
+  if (metadata_.size() + n > kMaxMetadataBytes) {
+    metadata_truncated_ = true;
+    return;
+  }
+  metadata_.append(begin, n);
+}
+
+void TraceScanner::Scan(const char* data, uint64_t base, size_t size, std::vector<EventSpan>& events,
+                        DiagnosticCounter& diagnostics) {
+  const char* const end = data + size;
+  const char* p = data + (pos_ - base);
+  while (p < end) {
+    if (mode_ == Mode::kAfter) {
+      const char* q = p;
+      while (q < end && IsSpaceOrComma(*q) && *q != ',') ++q;
+      if (q < end) diagnostics.Add(DiagnosticId::k_trailing_bytes, base + static_cast<uint64_t>(q - data), Snippet(q, end));
+      p = end;
+      break;
+    }
+    const bool capture = mode_ == Mode::kObject;
+    const char* segment = p;
+    if (in_string_) {
+      // Inside a string: only '"' (unescaped) ends it.
+      while (p < end) {
+        if (escaped_) {
+          escaped_ = false;
+          ++p;
+          continue;
+        }
+        const char* q = FindQuoteOrBackslash(p, end);
+        if (string_at_depth1_ && key_.size() < 32) key_.append(p, static_cast<size_t>(std::min<ptrdiff_t>(q - p, 32)));
+        p = q;
+        if (p == end) break;
+        if (*p == '\\') {
+          escaped_ = true;
+          ++p;
+          continue;
+        }
+        ++p;  // closing quote
+        in_string_ = false;
+        if (string_at_depth1_) {
+          last_key_is_events_ = key_ == "traceEvents";
+          string_at_depth1_ = false;
+        }
+        break;
+      }
+      if (capture) AppendMetadata(segment, p);
+      continue;
+    }
+    // Between events at the array level every byte is checked; elsewhere skip
+    // to the next quote or bracket.
+    if (mode_ == Mode::kEvents && depth_ == 2) {
+      while (p < end && IsSpaceOrComma(*p)) ++p;
+      if (p == end) break;
+      char c = *p;
+      if (c != '{' && c != ']') {
+        diagnostics.Add(DiagnosticId::k_event_not_object, base + static_cast<uint64_t>(p - data), Snippet(p, end));
+        // Skip the stray value: a string or a scalar up to the next separator.
+        if (c == '"') {
+          in_string_ = true;
+          ++p;
+          continue;
+        }
+        if (c == '[') {
+          ++depth_;  // a nested array element: scanned as structure, not an event
+          ++p;
+          continue;
+        }
+        while (p < end && !IsSpaceOrComma(*p) && *p != ']' && *p != '{') ++p;
+        continue;
+      }
+    } else {
+      p = FindStructural(p, end);
+      if (capture) AppendMetadata(segment, p);
+      if (p == end) break;
+    }
+    const uint64_t offset = base + static_cast<uint64_t>(p - data);
+    const char c = *p++;
+    OnStructural(c, offset, events, diagnostics, p - 1, end);
+  }
+  pos_ = base + size;
+}
+
+void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>& events,
+                                DiagnosticCounter& diagnostics, const char* where, const char* data_end) {
+  (void)diagnostics;
+  (void)data_end;
+  switch (c) {
+    case '"':
+      in_string_ = true;
+      escaped_ = false;
+      if (mode_ == Mode::kObject && depth_ == 1) {
+        string_at_depth1_ = true;
+        key_.clear();
+      }
+      if (mode_ == Mode::kObject) AppendMetadata(where, where + 1);
+      return;
+    case '{':
+    case '[':
+      if (mode_ == Mode::kBefore) {
+        if (c == '{') {
+          mode_ = Mode::kObject;
+          depth_ = 1;
+          AppendMetadata(where, where + 1);
+        } else {
+          // Chrome's JSON Array Format: the document is the events array.
+          bare_array_ = true;
+          mode_ = Mode::kEvents;
+          depth_ = 2;
+          saw_events_ = true;
+          AppendMetadata("{\"traceEvents\":[]", "{\"traceEvents\":[]" + 17);
+        }
+        return;
+      }
+      ++depth_;
+      if (mode_ == Mode::kObject) {
+        if (depth_ == 2 && c == '[' && last_key_is_events_) {
+          mode_ = Mode::kEvents;
+          saw_events_ = true;
+          AppendMetadata("[]", "[]" + 2);
+          return;
+        }
+        AppendMetadata(where, where + 1);
+        return;
+      }
+      if (mode_ == Mode::kEvents && depth_ == 3 && c == '{') event_start_ = offset;
+      return;
+    case '}':
+    case ']':
+      --depth_;
+      if (mode_ == Mode::kEvents) {
+        if (depth_ == 2 && c == '}' && event_start_ != kNone) {
+          events.push_back({event_start_, static_cast<uint32_t>(offset + 1 - event_start_)});
+          event_start_ = kNone;
+        } else if (depth_ == 1) {
+          mode_ = Mode::kObject;
+          last_key_is_events_ = false;
+          if (bare_array_) {
+            AppendMetadata("}", "}" + 1);
+            depth_ = 0;
+            mode_ = Mode::kAfter;
+          }
+        }
+        return;
+      }
+      if (mode_ == Mode::kObject) {
+        AppendMetadata(where, where + 1);
+        if (depth_ == 0) mode_ = Mode::kAfter;
+      }
+      return;
+    default:
+      return;
+  }
+}
+
+}  // namespace mfu::trace

@@ -1,0 +1,72 @@
+#pragma once
+
+// Stage 1 of the trace pipeline: a streaming structural scanner over a
+// Kineto JSON document. It finds the top-level "traceEvents" array and the
+// byte span of each event object in it, without parsing values, so event
+// parsing can run on bounded chunks (and on several threads) while the rest of
+// the document (deviceProperties, distributedInfo, baseTimeNanoseconds, which
+// may come before or after the events) is kept as a small JSON text.
+//
+// Positions are offsets in the whole decompressed stream, so input can arrive
+// in chunks of any size: the caller keeps the bytes from KeepFrom() on and
+// passes them again with the next chunk.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trace/trace_stats.h"
+
+namespace mfu::trace {
+
+struct EventSpan {
+  uint64_t offset = 0;  // stream offset of '{'
+  uint32_t length = 0;  // through the matching '}'
+};
+
+class TraceScanner {
+ public:
+  // Scans stream bytes [pos(), base + size) where `data` holds stream offsets
+  // [base, base + size). Appends complete event spans to `events`.
+  void Scan(const char* data, uint64_t base, size_t size, std::vector<EventSpan>& events,
+            DiagnosticCounter& diagnostics);
+
+  // First stream offset the next Scan() still needs: the start of an event
+  // that is not complete yet, or pos().
+  uint64_t KeepFrom() const { return event_start_ != kNone ? event_start_ : pos_; }
+  uint64_t pos() const { return pos_; }
+
+  bool saw_events() const { return saw_events_; }
+  bool inside_events() const { return mode_ == Mode::kEvents; }
+  bool finished() const { return mode_ == Mode::kAfter; }
+  // The document without the events: {"schemaVersion":1, ..., "traceEvents":[], ...}.
+  const std::string& metadata_json() const { return metadata_; }
+  bool metadata_truncated() const { return metadata_truncated_; }
+
+ private:
+  enum class Mode : uint8_t { kBefore, kObject, kEvents, kAfter };
+  static constexpr uint64_t kNone = ~uint64_t{0};
+  static constexpr size_t kMaxMetadataBytes = 64u << 20;
+
+  void AppendMetadata(const char* begin, const char* end);
+  // Handles a structural byte outside strings; returns false to stop.
+  void OnStructural(char c, uint64_t offset, std::vector<EventSpan>& events, DiagnosticCounter& diagnostics,
+                    const char* where, const char* data_end);
+
+  Mode mode_ = Mode::kBefore;
+  uint64_t pos_ = 0;
+  int depth_ = 0;
+  bool in_string_ = false;
+  bool escaped_ = false;
+  bool string_at_depth1_ = false;
+  std::string key_;           // the depth-1 string being read (capped)
+  bool last_key_is_events_ = false;
+  bool saw_events_ = false;
+  uint64_t event_start_ = kNone;
+  std::string metadata_;
+  bool metadata_truncated_ = false;
+  bool bare_array_ = false;  // the document is a bare JSON array of events
+};
+
+}  // namespace mfu::trace

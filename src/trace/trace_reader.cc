@@ -1,0 +1,611 @@
+// Stage 3: reading (plain or gzip, in bounded chunks), the scan/parse
+// pipeline on one or more threads, the merge of per-thread builders, the sort,
+// and the top-level metadata. See docs/trace.md for the pipeline.
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "mfu/trace.h"
+#include "trace/event_parser.h"
+#include "trace/scanner.h"
+#include "trace/trace_stats.h"
+
+namespace mfu {
+
+const char* TraceEventKindName(TraceEventKind kind) {
+  static constexpr const char* kNames[kNumTraceEventKinds] = {
+      "cpu_op", "user_annotation", "python_function", "runtime", "kernel", "memcpy", "memset",
+      "gpu_user_annotation", "cuda_sync", "instant", "other"};
+  return kNames[static_cast<size_t>(kind)];
+}
+
+uint64_t RankTrace::error_count() const {
+  uint64_t n = 0;
+  for (const auto& d : diagnostics) {
+    if (d.severity == Severity::kError) n += d.count;
+  }
+  return n;
+}
+
+std::string RankTrace::device_name() const {
+  for (const auto& d : devices) {
+    if (!d.name.empty()) return d.name;
+  }
+  return "";
+}
+
+namespace trace {
+
+namespace {
+struct DiagnosticInfo {
+  const char* name;
+  Severity severity;
+  const char* description;
+};
+constexpr DiagnosticInfo kDiagnosticInfo[] = {
+#define MFU_TRACE_DIAG_INFO(name, severity, description) {#name, Severity::severity, description},
+    MFU_TRACE_DIAGNOSTICS(MFU_TRACE_DIAG_INFO)
+#undef MFU_TRACE_DIAG_INFO
+};
+}  // namespace
+
+void DiagnosticCounter::Add(DiagnosticId id, uint64_t offset, std::string_view text, uint64_t n) {
+  auto i = static_cast<size_t>(id);
+  counts_[i] += n;
+  if (examples_[i].size() < kMaxExamples) {
+    examples_[i].push_back({offset, std::string(text.substr(0, 80))});
+  }
+}
+
+void DiagnosticCounter::Merge(const DiagnosticCounter& other) {
+  for (size_t i = 0; i < kNumDiagnostics; ++i) {
+    counts_[i] += other.counts_[i];
+    for (const auto& ex : other.examples_[i]) {
+      if (examples_[i].size() < kMaxExamples) examples_[i].push_back(ex);
+    }
+  }
+}
+
+std::vector<Diagnostic> DiagnosticCounter::Finish() const {
+  std::vector<Diagnostic> out;
+  for (size_t i = 0; i < kNumDiagnostics; ++i) {
+    Diagnostic d;
+    d.name = kDiagnosticInfo[i].name;
+    d.severity = kDiagnosticInfo[i].severity;
+    d.description = kDiagnosticInfo[i].description;
+    d.count = counts_[i];
+    d.examples = examples_[i];
+    std::sort(d.examples.begin(), d.examples.end(),
+              [](const DiagnosticExample& a, const DiagnosticExample& b) { return a.byte_offset < b.byte_offset; });
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+namespace {
+
+constexpr size_t kChunkBytes = 8u << 20;
+constexpr size_t kPadding = simdjson::SIMDJSON_PADDING;
+
+// A source of decompressed bytes.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Fills up to `n` bytes; returns the count, 0 at the end. Sets `error`.
+  virtual size_t Read(char* out, size_t n, std::string& error) = 0;
+};
+
+class MemorySource final : public ByteSource {
+ public:
+  explicit MemorySource(std::string_view data) : data_(data) {}
+  size_t Read(char* out, size_t n, std::string&) override {
+    size_t k = std::min(n, data_.size() - pos_);
+    std::memcpy(out, data_.data() + pos_, k);
+    pos_ += k;
+    return k;
+  }
+
+ private:
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
+class FileSource final : public ByteSource {
+ public:
+  explicit FileSource(std::FILE* f) : f_(f) {}
+  ~FileSource() override { std::fclose(f_); }
+  size_t Read(char* out, size_t n, std::string& error) override {
+    size_t k = std::fread(out, 1, n, f_);
+    if (k < n && std::ferror(f_)) error = "read error";
+    return k;
+  }
+
+ private:
+  std::FILE* f_;
+};
+
+// Streaming gzip (multi-member) decompression over another source.
+class GzipSource final : public ByteSource {
+ public:
+  explicit GzipSource(std::unique_ptr<ByteSource> in) : in_(std::move(in)), buffer_(1u << 20) {
+    std::memset(&z_, 0, sizeof z_);
+    ok_ = inflateInit2(&z_, 16 + MAX_WBITS) == Z_OK;
+  }
+  ~GzipSource() override { inflateEnd(&z_); }
+  size_t Read(char* out, size_t n, std::string& error) override {
+    if (!ok_) {
+      error = "zlib initialisation failed";
+      return 0;
+    }
+    z_.next_out = reinterpret_cast<Bytef*>(out);
+    z_.avail_out = static_cast<uInt>(n);
+    while (z_.avail_out > 0 && !done_) {
+      if (z_.avail_in == 0) {
+        size_t k = in_->Read(buffer_.data(), buffer_.size(), error);
+        if (k == 0) {
+          if (!stream_end_) error = "truncated gzip stream";
+          done_ = true;
+          break;
+        }
+        z_.next_in = reinterpret_cast<Bytef*>(buffer_.data());
+        z_.avail_in = static_cast<uInt>(k);
+      }
+      stream_end_ = false;
+      int rc = inflate(&z_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        stream_end_ = true;
+        inflateReset(&z_);  // concatenated members
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        error = std::string("corrupt gzip data (") + (z_.msg ? z_.msg : "inflate error") + ")";
+        done_ = true;
+      }
+    }
+    return n - z_.avail_out;
+  }
+
+ private:
+  std::unique_ptr<ByteSource> in_;
+  std::vector<char> buffer_;
+  z_stream z_;
+  bool ok_ = false;
+  bool done_ = false;
+  bool stream_end_ = false;
+};
+
+// A chunk of decompressed bytes with the complete events found in it.
+struct Batch {
+  std::vector<char> bytes;  // stream offsets [base, base + size), plus padding
+  uint64_t base = 0;
+  size_t size = 0;
+  std::vector<EventSpan> spans;
+};
+
+void ParseBatch(TraceBuilder& builder, const Batch& batch) {
+  for (const EventSpan& span : batch.spans) {
+    const size_t at = static_cast<size_t>(span.offset - batch.base);
+    ParseEvent(builder, batch.bytes.data() + at, span.length, batch.bytes.size() - at, span.offset);
+  }
+}
+
+// Runs the batches through `threads` builders (inline when 1).
+class BatchRunner {
+ public:
+  BatchRunner(int threads, bool keep_python) : builders_(static_cast<size_t>(std::max(threads, 1))) {
+    for (auto& b : builders_) {
+      b = std::make_unique<TraceBuilder>();
+      b->keep_python_functions = keep_python;
+    }
+    if (builders_.size() > 1) {
+      for (size_t i = 0; i < builders_.size(); ++i) workers_.emplace_back([this, i] { Work(*builders_[i]); });
+    }
+  }
+  ~BatchRunner() { Finish(); }
+
+  void Submit(Batch batch) {
+    if (workers_.empty()) {
+      ParseBatch(*builders_[0], batch);
+      Recycle(std::move(batch.bytes));
+      return;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    space_.wait(lock, [&] { return queue_.size() < builders_.size() + 1; });
+    queue_.push_back(std::move(batch));
+    ready_.notify_one();
+  }
+
+  // A buffer of at least `n` bytes, reused when possible (bounds memory).
+  std::vector<char> Buffer(size_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<char> buf;
+    if (!pool_.empty()) {
+      buf = std::move(pool_.back());
+      pool_.pop_back();
+    }
+    if (buf.size() < n) buf.resize(n);
+    return buf;
+  }
+
+  void Finish() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closing_ = true;
+    }
+    ready_.notify_all();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+  }
+
+  std::vector<std::unique_ptr<TraceBuilder>>& builders() { return builders_; }
+
+ private:
+  void Work(TraceBuilder& builder) {
+    while (true) {
+      Batch batch;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        ready_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        batch = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      space_.notify_one();
+      ParseBatch(builder, batch);
+      Recycle(std::move(batch.bytes));
+    }
+  }
+  void Recycle(std::vector<char> bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pool_.size() < builders_.size() + 2) pool_.push_back(std::move(bytes));
+  }
+
+  std::vector<std::unique_ptr<TraceBuilder>> builders_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable ready_, space_;
+  std::deque<Batch> queue_;
+  std::vector<std::vector<char>> pool_;
+  bool closing_ = false;
+};
+
+template <typename T>
+void Permute(std::vector<T>& column, const std::vector<uint32_t>& order) {
+  std::vector<T> sorted(column.size());
+  for (size_t i = 0; i < order.size(); ++i) sorted[i] = column[order[i]];
+  column.swap(sorted);
+}
+
+// Concatenates the builders into `out` (ids remapped) and sorts the events by
+// (ts, -dur, file offset): deterministic for any thread count.
+void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrace& out,
+                  DiagnosticCounter& diagnostics) {
+  size_t total = 0;
+  for (auto& b : builders) total += b->size();
+  out.ts_ns.reserve(total);
+  out.dur_ns.reserve(total);
+  out.kind.reserve(total);
+  out.name.reserve(total);
+  out.track.reserve(total);
+  out.correlation.reserve(total);
+  out.external_id.reserve(total);
+  out.collective.reserve(total);
+  out.shapes.reserve(total);
+  std::vector<uint64_t> offsets;
+  offsets.reserve(total);
+  std::unordered_map<std::string, uint32_t> track_by_name;  // "pid\ttid" -> global track
+  bool out_of_order = false;
+  std::vector<BeginEnd> begin_end;
+  for (auto& bp : builders) {
+    TraceBuilder& b = *bp;
+    std::vector<uint32_t> string_map(b.strings.size());
+    for (uint32_t i = 0; i < b.strings.size(); ++i) string_map[i] = out.strings.Intern(b.strings.Get(i));
+    std::vector<uint32_t> track_map(b.tracks.size());
+    for (uint32_t i = 0; i < b.tracks.size(); ++i) {
+      const TraceTrack& t = b.tracks[i];
+      auto [it, inserted] = track_by_name.try_emplace(t.pid + "\t" + t.tid, static_cast<uint32_t>(out.tracks.size()));
+      if (inserted) {
+        out.tracks.push_back(t);
+      } else if (t.gpu && !out.tracks[it->second].gpu) {
+        out.tracks[it->second] = t;
+      }
+      track_map[i] = it->second;
+    }
+    const auto collective_base = static_cast<uint32_t>(out.collectives.size());
+    for (CollectiveArgs c : b.collectives) {
+      for (uint32_t* s : {&c.collective, &c.dtype, &c.pg_name, &c.pg_desc, &c.pg_ranks}) {
+        if (*s != kNoString) *s = string_map[*s];
+      }
+      out.collectives.push_back(c);
+    }
+    const auto shapes_base = static_cast<uint32_t>(out.op_shapes.size());
+    for (OpShapes& s : b.op_shapes) {
+      for (uint32_t& t : s.input_types) t = string_map[t];
+      for (uint32_t& t : s.concrete_inputs) t = string_map[t];
+      out.op_shapes.push_back(std::move(s));
+    }
+    for (size_t i = 0; i < b.size(); ++i) {
+      out.ts_ns.push_back(b.ts_ns[i]);
+      out.dur_ns.push_back(b.dur_ns[i]);
+      out.kind.push_back(b.kind[i]);
+      out.name.push_back(b.name[i] == kNoString ? kNoString : string_map[b.name[i]]);
+      out.track.push_back(track_map[b.track[i]]);
+      out.correlation.push_back(b.correlation[i]);
+      out.external_id.push_back(b.external_id[i]);
+      out.collective.push_back(b.collective[i] == kNoIndex ? kNoIndex : b.collective[i] + collective_base);
+      out.shapes.push_back(b.shapes[i] == kNoIndex ? kNoIndex : b.shapes[i] + shapes_base);
+      offsets.push_back(b.offset[i]);
+    }
+    for (BeginEnd be : b.begin_end) {
+      be.name = be.name == kNoString ? kNoString : string_map[be.name];
+      be.track = track_map[be.track];
+      begin_end.push_back(be);
+    }
+    out_of_order |= b.out_of_order;
+    diagnostics.Merge(b.diagnostics);
+    bp.reset();  // release the builder's memory before the next one is copied
+  }
+  // B/E pairs: per track, in time order, a stack of open B events.
+  std::sort(begin_end.begin(), begin_end.end(), [](const BeginEnd& a, const BeginEnd& b) {
+    return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.offset < b.offset;
+  });
+  std::unordered_map<uint32_t, std::vector<BeginEnd>> open;
+  for (const BeginEnd& be : begin_end) {
+    auto& stack = open[be.track];
+    if (be.begin) {
+      stack.push_back(be);
+      continue;
+    }
+    if (stack.empty()) {
+      diagnostics.Add(DiagnosticId::k_unmatched_begin_end, be.offset, "E without B");
+      continue;
+    }
+    BeginEnd b = stack.back();
+    stack.pop_back();
+    out.ts_ns.push_back(b.ts_ns);
+    out.dur_ns.push_back(be.ts_ns - b.ts_ns);
+    out.kind.push_back(b.kind);
+    out.name.push_back(b.name);
+    out.track.push_back(b.track);
+    out.correlation.push_back(kNoId);
+    out.external_id.push_back(kNoId);
+    out.collective.push_back(kNoIndex);
+    out.shapes.push_back(kNoIndex);
+    offsets.push_back(b.offset);
+  }
+  for (auto& [track, stack] : open) {
+    for (const BeginEnd& b : stack) diagnostics.Add(DiagnosticId::k_unmatched_begin_end, b.offset, "B without E");
+  }
+  if (out_of_order || builders.size() > 1 || !begin_end.empty()) {
+    std::vector<uint32_t> order(out.ts_ns.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      if (out.ts_ns[a] != out.ts_ns[b]) return out.ts_ns[a] < out.ts_ns[b];
+      if (out.dur_ns[a] != out.dur_ns[b]) return out.dur_ns[a] > out.dur_ns[b];
+      return offsets[a] < offsets[b];
+    });
+    Permute(out.ts_ns, order);
+    Permute(out.dur_ns, order);
+    Permute(out.kind, order);
+    Permute(out.name, order);
+    Permute(out.track, order);
+    Permute(out.correlation, order);
+    Permute(out.external_id, order);
+    Permute(out.collective, order);
+    Permute(out.shapes, order);
+  }
+  if (out_of_order) diagnostics.Add(DiagnosticId::k_out_of_order, 0, "");
+}
+
+std::vector<int64_t> ParseRanks(const nlohmann::json& j) {
+  std::vector<int64_t> ranks;
+  if (j.is_array()) {
+    for (const auto& r : j) {
+      if (r.is_number_integer()) ranks.push_back(r.get<int64_t>());
+    }
+  }
+  return ranks;
+}
+
+// deviceProperties, distributedInfo and baseTimeNanoseconds from the
+// document with its events removed.
+void ReadMetadata(const std::string& text, RankTrace& out, DiagnosticCounter& diagnostics) {
+  nlohmann::json meta = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (meta.is_discarded() || !meta.is_object()) {
+    diagnostics.Add(DiagnosticId::k_metadata_unreadable, 0, text.substr(0, 80));
+    return;
+  }
+  try {
+    if (auto it = meta.find("baseTimeNanoseconds"); it != meta.end() && it->is_number_integer()) {
+      out.base_time_ns = it->get<int64_t>();
+    }
+    if (auto it = meta.find("deviceProperties"); it != meta.end() && it->is_array()) {
+      for (const auto& d : *it) {
+        if (!d.is_object()) continue;
+        DeviceInfo info;
+        info.id = d.value("id", int64_t{-1});
+        info.name = d.value("name", std::string());
+        info.num_sms = d.value("numSms", int64_t{0});
+        info.total_memory_bytes = d.value("totalGlobalMem", int64_t{0});
+        out.devices.push_back(std::move(info));
+      }
+    }
+    if (auto it = meta.find("distributedInfo"); it != meta.end() && it->is_object()) {
+      const auto& di = *it;
+      out.rank = di.value("rank", int64_t{-1});
+      out.world_size = di.value("world_size", int64_t{-1});
+      out.backend = di.value("backend", std::string());
+      if (auto pg = di.find("pg_config"); pg != di.end() && pg->is_array()) {
+        for (const auto& g : *pg) {
+          if (!g.is_object()) continue;
+          ProcessGroup group;
+          group.name = g.value("pg_name", std::string());
+          group.desc = g.value("pg_desc", std::string());
+          if (auto r = g.find("ranks"); r != g.end()) group.ranks = ParseRanks(*r);
+          out.process_groups.push_back(std::move(group));
+        }
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    diagnostics.Add(DiagnosticId::k_metadata_unreadable, 0, e.what());
+  }
+}
+
+StatusOr<RankTrace> ParseStream(ByteSource& source, std::string_view origin, const TraceParseOptions& options) {
+  RankTrace out;
+  out.path = std::string(origin);
+  DiagnosticCounter diagnostics;
+  TraceScanner scanner;
+  BatchRunner runner(options.threads, options.keep_python_functions);
+  std::vector<char> buf = runner.Buffer(kChunkBytes + kPadding);
+  uint64_t base = 0;     // stream offset of buf[0]
+  size_t filled = 0;     // valid bytes in buf
+  std::string read_error;
+  uint64_t total = 0;
+  while (true) {
+    if (buf.size() < filled + kChunkBytes + kPadding) buf.resize(filled + kChunkBytes + kPadding);
+    size_t n = source.Read(buf.data() + filled, kChunkBytes, read_error);
+    total += n;
+    filled += n;
+    std::memset(buf.data() + filled, 0, kPadding);
+    Batch batch;
+    scanner.Scan(buf.data(), base, filled, batch.spans, diagnostics);
+    const uint64_t keep = scanner.KeepFrom();
+    const size_t keep_at = static_cast<size_t>(keep - base);
+    std::vector<char> next = runner.Buffer(std::max(filled - keep_at, kChunkBytes) + kChunkBytes + kPadding);
+    std::memcpy(next.data(), buf.data() + keep_at, filled - keep_at);
+    if (!batch.spans.empty()) {
+      batch.bytes = std::move(buf);
+      batch.base = base;
+      batch.size = filled;
+      runner.Submit(std::move(batch));
+    }
+    buf = std::move(next);
+    filled -= keep_at;
+    base = keep;
+    if (n == 0 || !read_error.empty()) break;
+  }
+  runner.Finish();
+  out.input_bytes = total;
+  if (!read_error.empty() && total == 0) return ParseError(std::string(origin) + ": " + read_error);
+  if (scanner.inside_events() || (!read_error.empty())) {
+    diagnostics.Add(DiagnosticId::k_truncated_input, total,
+                    read_error.empty() ? "end of input inside traceEvents" : read_error);
+  }
+  if (scanner.metadata_truncated()) diagnostics.Add(DiagnosticId::k_metadata_too_large, 0, "");
+  MergeAndSort(runner.builders(), out, diagnostics);
+  if (!scanner.saw_events()) {
+    return ParseError(std::string(origin) + ": not a Kineto/Chrome trace (no traceEvents array found in " +
+                      std::to_string(total) + " bytes)");
+  }
+  // The metadata text is complete only when the top-level object closed.
+  std::string meta = scanner.metadata_json();
+  if (!scanner.finished()) meta += "]}";
+  ReadMetadata(meta, out, diagnostics);
+  if (out.base_time_ns != 0) {
+    for (auto& ts : out.ts_ns) ts += out.base_time_ns;
+  }
+  out.diagnostics = diagnostics.Finish();
+  if (out.num_events() == 0 && out.error_count() > 0) {
+    return ParseError(std::string(origin) + ": no usable event (" + std::to_string(out.error_count()) +
+                      " malformed); first problem: " + [&] {
+                        for (const auto& d : out.diagnostics) {
+                          if (d.severity == Severity::kError && d.count > 0) {
+                            return std::string(d.name) + " at byte " +
+                                   std::to_string(d.examples.empty() ? 0 : d.examples[0].byte_offset);
+                          }
+                        }
+                        return std::string();
+                      }());
+  }
+  return out;
+}
+
+bool IsGzip(std::FILE* f) {
+  unsigned char magic[2] = {0, 0};
+  size_t n = std::fread(magic, 1, 2, f);
+  std::rewind(f);
+  return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+}  // namespace
+}  // namespace trace
+
+StatusOr<RankTrace> ParseTraceBuffer(std::string_view json, std::string_view origin, const TraceParseOptions& options) {
+  if (json.size() >= 2 && static_cast<unsigned char>(json[0]) == 0x1f && static_cast<unsigned char>(json[1]) == 0x8b) {
+    trace::GzipSource source(std::make_unique<trace::MemorySource>(json));
+    return trace::ParseStream(source, origin, options);
+  }
+  trace::MemorySource source(json);
+  return trace::ParseStream(source, origin, options);
+}
+
+StatusOr<RankTrace> ParseTraceFile(const std::string& path, const TraceParseOptions& options) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return NotFoundError(path + ": cannot open file (" + std::strerror(errno) + ")");
+  if (trace::IsGzip(f)) {
+    trace::GzipSource source(std::make_unique<trace::FileSource>(f));
+    return trace::ParseStream(source, path, options);
+  }
+  trace::FileSource source(f);
+  return trace::ParseStream(source, path, options);
+}
+
+StatusOr<std::vector<RankTrace>> ParseTraceSet(const std::string& path, const TraceParseOptions& options,
+                                               int max_parallel) {
+  std::error_code ec;
+  std::vector<std::string> files;
+  if (std::filesystem::is_directory(path, ec)) {
+    for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_regular_file() && (name.ends_with(".json") || name.ends_with(".json.gz"))) {
+        files.push_back(entry.path().string());
+      }
+    }
+    std::sort(files.begin(), files.end());
+    if (files.empty()) return NotFoundError(path + ": no *.json or *.json.gz trace files in this directory");
+  } else {
+    files.push_back(path);
+  }
+  std::vector<StatusOr<RankTrace>> results(files.size(), StatusOr<RankTrace>(InternalError("not parsed")));
+  std::mutex mu;
+  size_t next = 0;
+  auto work = [&] {
+    while (true) {
+      size_t i;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (next >= files.size()) return;
+        i = next++;
+      }
+      results[i] = ParseTraceFile(files[i], options);
+    }
+  };
+  std::vector<std::thread> threads;
+  int n = std::max(1, std::min<int>(max_parallel, static_cast<int>(files.size())));
+  for (int t = 1; t < n; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  std::vector<RankTrace> traces;
+  for (auto& r : results) {
+    if (!r.ok()) return r.status();
+    traces.push_back(std::move(r).value());
+  }
+  std::stable_sort(traces.begin(), traces.end(), [](const RankTrace& a, const RankTrace& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.path < b.path;
+  });
+  return traces;
+}
+
+}  // namespace mfu
