@@ -136,7 +136,7 @@ def render_presets(mfu, args, data):
         flops = json.loads(run_mfu(mfu, ["flops", "--model", m["name"], "--seq-len", "1024", "--json"]))
         active_ne = flops["params"]["active_non_embedding"]
         exact_total, exact_active, vendor, source = PUBLISHED_PARAMS.get(m["name"], (None, None, "-", "-"))
-        total, active = m["params_total"], m["params_active"]
+        total, active = m["params"]["total"], m["params"]["active"]
         if exact_total is None:
             equal = "no exact count"
         elif total == exact_total and active == (exact_active or exact_total):

@@ -47,7 +47,8 @@ StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, co
                                const MfuOptions& options);
 
 // "below the typical 30-60% band", "within the typical 30-60% band",
-// "leading (the best published runs reach ~70%)", "above any published run".
+// "leading: the best published runs reach ~70%", or "above any published
+// run: check the inputs".
 std::string MfuBand(double mfu);
 
 }  // namespace mfu

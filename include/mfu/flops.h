@@ -123,4 +123,8 @@ StatusOr<InferenceFlops> ComputeDecodeFlops(const ModelSpec& spec, Convention co
 // when the sizes do not divide evenly.
 StatusOr<int64_t> DitTokens(const ModelSpec& spec, int64_t frames, int64_t height, int64_t width);
 
+// Tokens of the model's standard clip: 81 frames at 720p (1280x720 for the
+// Wan2.1 VAE, 1280x704 for Wan2.2's 16x VAE, whose sizes must divide by 32).
+StatusOr<int64_t> DefaultDitTokens(const ModelSpec& spec);
+
 }  // namespace mfu

@@ -133,9 +133,10 @@ struct ParamCounts {
 };
 
 // Parses a Hugging Face config.json (or a Wan WanModel config). `origin` names
-// the file in error messages. Errors: kParse for malformed JSON, kInvalidArgument
-// for an unknown model_type (the message lists the supported families),
-// missing keys, wrong types and absurd values (each naming origin and key).
+// the file in error messages. Every error is kParse (the file is wrong, exit
+// code 1): malformed JSON, an unknown model_type (the message lists the
+// supported families), missing keys, wrong types and absurd values, each
+// naming origin and key.
 StatusOr<ModelSpec> ParseModelConfig(std::string_view json_text, std::string_view origin);
 
 // Loads `name_or_path`: an existing file path (read from disk), else a shipped
@@ -146,7 +147,7 @@ StatusOr<ModelSpec> LoadModel(std::string_view name_or_path);
 struct PresetInfo {
   std::string name;
   std::string family;
-  std::string origin;  // where the config came from (data/models/SOURCES.md)
+  std::string origin;  // where the config came from (data/models/SOURCES.csv)
 };
 // The presets compiled into the library, sorted by name.
 std::vector<PresetInfo> ListModelPresets();

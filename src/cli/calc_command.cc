@@ -38,8 +38,9 @@ class CalcCommand final : public Command {
     o_.gpu.Register(app, /*required=*/true);
     app.add_option("--gpus,-n", o_.throughput.gpus, "GPUs in the job")->required();
     app.add_option("--seq-len,-s", o_.throughput.seq_len, "Training sequence length")->required();
-    app.add_option("--tokens-per-sec", o_.tokens_per_s, "Whole-job tokens/s (k/M suffixes accepted)");
-    app.add_option("--tokens-per-sec-per-gpu", o_.tokens_per_s_per_gpu, "Tokens/s per GPU");
+    app.add_option("--tokens-per-sec", o_.tokens_per_s, "Whole-job tokens/s (suffixes k, M, G/B, T accepted: 46k)");
+    app.add_option("--tokens-per-sec-per-gpu", o_.tokens_per_s_per_gpu,
+                   "Tokens/s per GPU (suffixes as --tokens-per-sec)");
     app.add_option("--step-time", o_.throughput.step_time_s, "Seconds per optimizer step (with --global-batch)");
     app.add_option("--global-batch", o_.throughput.global_batch, "Sequences per step (with --step-time)");
     app.add_option("--precision,-p", o_.precision, "Dtype whose dense peak is the denominator (bf16, fp16, fp8, ...)")
@@ -79,7 +80,7 @@ class CalcCommand final : public Command {
       nlohmann::json j = JsonEnvelope();
       j["model"] = ModelJson(spec);
       j["gpu"] = {{"id", gpu->id}, {"name", gpu->display_name()}, {"count", o_.throughput.gpus}};
-      j["convention"] = ConventionName(options.convention);
+      j["convention"] = {{"name", ConventionName(options.convention)}};
       j["recompute"] = RecomputeName(options.recompute);
       j["precision"] = DTypeName(options.precision);
       j["peak_tflops"] = r.peak_tflops;

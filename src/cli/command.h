@@ -42,7 +42,9 @@ std::unique_ptr<Command> MakeMemoryCommand();
 
 // `mfu help [command]`: prints the help of `topic` (or of `app` when empty),
 // the same text as `mfu <command> --help`. Returns the exit code.
-int PrintHelp(const CLI::App& app, const std::string& topic, std::ostream& out, std::ostream& err);
+int PrintHelp(const CLI::App& app, const std::vector<std::string>& topic, std::ostream& out, std::ostream& err);
+// Registers `mfu help [command [subcommand]]`, filling `topic`.
+CLI::App* AddHelpCommand(CLI::App& app, std::vector<std::string>& topic);
 
 // "" when argv[1] is a flag or a known command; else a one-line error with a
 // "did you mean" suggestion.

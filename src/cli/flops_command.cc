@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <ostream>
+#include <sstream>
 #include <string>
 
 #include "base/strings.h"
@@ -62,9 +63,9 @@ class FlopsCommand final : public Command {
 
   void Register(CLI::App& app) override {
     o_.model.Register(app);
-    seq_len_option_ =
-        app.add_option("--seq-len,-s", o_.seq_len,
-                       "Training sequence length / prompt length [default: 4096; DiT: from the video size]");
+    seq_len_option_ = app.add_option("--seq-len,-s", o_.seq_len,
+                                     "Training sequence length / prompt length [default: 4096 capped at the model's "
+                                     "max_position_embeddings; DiT: the tokens of 81 frames at 720p]");
     app.add_option("--batch,-b", o_.batch, "Sequences per step (training) or per batch (inference)")
         ->capture_default_str();
     app.add_option("--convention,-c", o_.convention, "megatron, palm, kaplan, exact, hf, maxtext, llm-foundry, or all")
@@ -97,6 +98,9 @@ class FlopsCommand final : public Command {
       return InvalidArgumentError("--cached needs --inference prefill");
     MFU_ASSIGN_OR_RETURN(Recompute recompute, ParseRecompute(o_.recompute));
     const bool all = base::ToLower(o_.convention) == "all";
+    if (all && !o_.inference.empty()) {
+      return InvalidArgumentError("--convention all compares training counts; give one convention with --inference");
+    }
     Convention convention = Convention::kMegatron;
     if (!all) {
       MFU_ASSIGN_OR_RETURN(convention, ParseConvention(o_.convention));
@@ -105,19 +109,26 @@ class FlopsCommand final : public Command {
     nlohmann::json j = JsonEnvelope();
     j["model"] = ModelJson(spec);
     j["params"] = ParamsJson(params);
-    j["seq_len"] = o_.seq_len;
+    if (o_.inference != "decode")
+      j["seq_len"] = o_.seq_len;
     j["batch"] = o_.batch;
+    // Text goes to a buffer first: nothing is printed unless everything succeeds.
+    std::ostringstream text;
+    const CommandContext buffered{text, ctx.err};
     if (!o_.json)
-      PrintModelSummary(ctx.out, spec, params);
+      PrintModelSummary(text, spec, params);
     if (!o_.inference.empty()) {
-      MFU_RETURN_IF_ERROR(RunInference(ctx, spec, convention, j));
+      MFU_RETURN_IF_ERROR(RunInference(buffered, spec, convention, j));
     } else {
-      MFU_RETURN_IF_ERROR(RunTraining(ctx, spec, convention, recompute, j));
+      MFU_RETURN_IF_ERROR(RunTraining(buffered, spec, convention, recompute, j));
       if (all)
-        MFU_RETURN_IF_ERROR(RunAllConventions(ctx, spec, recompute, j));
+        MFU_RETURN_IF_ERROR(RunAllConventions(buffered, spec, recompute, j));
     }
-    if (o_.json)
+    if (o_.json) {
       PrintJson(ctx.out, j);
+    } else {
+      ctx.out << text.str();
+    }
     return Status::Ok();
   }
 
@@ -130,7 +141,7 @@ class FlopsCommand final : public Command {
       MFU_ASSIGN_OR_RETURN(o_.seq_len, DitTokens(spec, o_.frames, o_.height, o_.width));
     } else if (seq_len_option_->count() == 0) {
       if (spec.arch == ArchKind::kDiT) {
-        MFU_ASSIGN_OR_RETURN(o_.seq_len, DitTokens(spec, 81, 720, 1280));
+        MFU_ASSIGN_OR_RETURN(o_.seq_len, DefaultDitTokens(spec));
       } else {
         o_.seq_len = kDefaultSeqLen;
         if (spec.max_position_embeddings > 0)
@@ -178,6 +189,7 @@ class FlopsCommand final : public Command {
       auto t = ComputeTrainingFlops(spec, info.convention, o_.seq_len, recompute);
       if (!t.ok()) {
         table.AddRow({info.name, "n/a", "", t.status().message()});
+        rows.push_back({{"name", info.name}, {"error", t.status().message()}});
         continue;
       }
       if (info.convention == Convention::kMegatron)

@@ -10,19 +10,43 @@
 
 namespace mfu::cli {
 
-int PrintHelp(const CLI::App& app, const std::string& topic, std::ostream& out, std::ostream& err) {
+CLI::App* AddHelpCommand(CLI::App& app, std::vector<std::string>& topic) {
+  CLI::App* help = app.add_subcommand("help", "Show help for a command: mfu help <command>");
+  help->add_option("command", topic, "Command name, e.g. flops or hw list");
+  return help;
+}
+
+int PrintHelp(const CLI::App& app, const std::vector<std::string>& words, std::ostream& out, std::ostream& err) {
+  const std::string topic = base::Join(words, " ");
   if (topic.empty()) {
     out << app.help();
     return 0;
   }
-  for (const CLI::App* sub : app.get_subcommands({})) {
-    if (sub->get_name() == topic) {
-      out << sub->help(app.get_name());
-      return 0;
+  // "hw list" names a nested subcommand.
+  const CLI::App* current = &app;
+  std::string prefix = app.get_name();
+  for (const std::string& word : words) {
+    if (word.empty())
+      continue;
+    const CLI::App* found = nullptr;
+    std::vector<std::string> names;
+    for (const CLI::App* sub : current->get_subcommands({})) {
+      names.push_back(sub->get_name());
+      if (sub->get_name() == word)
+        found = sub;
     }
+    if (!found) {
+      std::string suggestion = base::ClosestMatch(word, names);
+      err << "mfu: help: unknown command '" << topic << "'"
+          << (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)") << "\n";
+      return 2;
+    }
+    if (current != &app)
+      prefix += " " + current->get_name();
+    current = found;
   }
-  err << "mfu: help: unknown command '" << topic << "'\n";
-  return 2;
+  out << current->help(prefix);
+  return 0;
 }
 
 std::string CheckCommandName(const CLI::App& app, int argc, char** argv) {

@@ -25,9 +25,8 @@ int main(int argc, char** argv) {
     c->Register(*sub);
     table.emplace_back(sub, c.get());
   }
-  std::string help_topic;
-  CLI::App* help = app.add_subcommand("help", "Show help for a command: mfu help <command>");
-  help->add_option("command", help_topic, "Command name");
+  std::vector<std::string> help_topic;
+  CLI::App* help = mfu::cli::AddHelpCommand(app, help_topic);
   if (std::string bad = mfu::cli::CheckCommandName(app, argc, argv); !bad.empty()) {
     std::cerr << "mfu: " << bad << "\n";
     return 2;
@@ -41,7 +40,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "mfu: " << e.what() << "\n";
+    std::string message = e.what();
+    if (!message.empty())
+      message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
+    std::cerr << "mfu: " << message << "\n";
     return 2;
   }
   if (help->parsed())

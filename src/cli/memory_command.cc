@@ -32,6 +32,15 @@ struct MemoryOptions {
   bool json = false;
 };
 
+std::string OptimizerNote(const std::string& optimizer, DType weights) {
+  const bool master = weights != DType::kFp32;
+  if (optimizer == "sgd")
+    return master ? "sgd: fp32 master + momentum" : "sgd: momentum";
+  if (optimizer == "adam-fp32")
+    return "adam: two fp32 moments";
+  return "adam: fp32 master + two fp32 moments";
+}
+
 class MemoryCommand final : public Command {
  public:
   const char* name() const override { return "memory"; }
@@ -41,9 +50,10 @@ class MemoryCommand final : public Command {
 
   void Register(CLI::App& app) override {
     o_.model.Register(app);
-    app.add_option("--seq-len,-s", o_.seq_len, "Sequence length")->capture_default_str();
+    seq_len_option_ =
+        app.add_option("--seq-len,-s", o_.seq_len, "Sequence length [default: 4096; DiT: 81 frames at 720p]");
     app.add_option("--micro-batch", o_.micro_batch, "Sequences per micro-batch")->capture_default_str();
-    app.add_option("--recompute", o_.recompute, "none, selective, full")->capture_default_str();
+    app.add_option("--recompute", o_.recompute, "none, selective, selective-literal, full")->capture_default_str();
     app.add_flag("--no-flash", o_.no_flash, "Attention stores the a*s^2 softmax (no flash attention)");
     app.add_option("--tp", o_.tp, "Tensor-parallel degree (activations per rank)")->capture_default_str();
     app.add_flag("--sp", o_.sp, "Sequence parallelism (shards the replicated activations)");
@@ -67,7 +77,13 @@ class MemoryCommand final : public Command {
     m.optimizer = o_.optimizer == "adam"        ? Optimizer::kAdamMixed
                   : o_.optimizer == "adam-fp32" ? Optimizer::kAdamFp32
                                                 : Optimizer::kSgdMomentum;
+    if (o_.optimizer == "adam-fp32" && m.weight_dtype != DType::kFp32) {
+      return InvalidArgumentError("--optimizer adam-fp32 means fp32 weights; add --weight-dtype fp32 or use adam");
+    }
     m.seq_len = o_.seq_len;
+    if (seq_len_option_->count() == 0 && spec.arch == ArchKind::kDiT) {
+      MFU_ASSIGN_OR_RETURN(m.seq_len, DefaultDitTokens(spec));
+    }
     m.micro_batch = o_.micro_batch;
     m.flash_attention = !o_.no_flash;
     m.tensor_parallel = o_.tp;
@@ -87,6 +103,9 @@ class MemoryCommand final : public Command {
                      {"output_layer_activations_bytes", mem.output_layer_activations_bytes},
                      {"total_bytes", mem.total_bytes()},
                      {"seq_len", m.seq_len},
+                     {"optimizer", o_.optimizer},
+                     {"weight_dtype", DTypeName(m.weight_dtype)},
+                     {"grad_dtype", DTypeName(m.grad_dtype)},
                      {"micro_batch", m.micro_batch},
                      {"recompute", RecomputeName(m.recompute)},
                      {"flash_attention", m.flash_attention},
@@ -95,7 +114,7 @@ class MemoryCommand final : public Command {
     report::Table table({"memory", "bytes", "note"});
     table.AddRow({"weights", report::Bytes(mem.weights_bytes), DTypeName(m.weight_dtype)});
     table.AddRow({"gradients", report::Bytes(mem.gradients_bytes), DTypeName(m.grad_dtype)});
-    table.AddRow({"optimizer states", report::Bytes(mem.optimizer_bytes), o_.optimizer + " (fp32 master + moments)"});
+    table.AddRow({"optimizer states", report::Bytes(mem.optimizer_bytes), OptimizerNote(o_.optimizer, m.weight_dtype)});
     table.AddRow({"activations / layer", report::Bytes(mem.activations_per_layer_bytes),
                   fmt::format("per TP rank, micro-batch {}, recompute {}{}", m.micro_batch, RecomputeName(m.recompute),
                               m.flash_attention ? ", flash" : "")});
@@ -126,6 +145,7 @@ class MemoryCommand final : public Command {
 
  private:
   MemoryOptions o_;
+  CLI::Option* seq_len_option_ = nullptr;
 };
 
 }  // namespace

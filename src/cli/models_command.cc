@@ -28,8 +28,7 @@ class ModelsCommand final : public Command {
       list.push_back({{"name", preset.name},
                       {"family", preset.family},
                       {"origin", preset.origin},
-                      {"params_total", p.total},
-                      {"params_active", p.active}});
+                      {"params", {{"total", p.total}, {"active", p.active}}}});
     }
     if (json_) {
       nlohmann::json j = JsonEnvelope();

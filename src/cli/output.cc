@@ -36,7 +36,8 @@ nlohmann::json ModelJson(const ModelSpec& s) {
   j["ffn"] = s.ffn;
   j["vocab"] = s.vocab;
   j["attention"] = s.attention == AttentionKind::kMla ? "mla" : (s.kv_heads == s.heads ? "mha" : "gqa");
-  j["tied_embeddings"] = s.tied_embeddings;
+  if (s.arch == ArchKind::kDecoder)
+    j["tied_embeddings"] = s.tied_embeddings;
   if (s.is_moe()) {
     j["moe"] = {{"experts", s.moe.num_experts},
                 {"top_k", s.moe.top_k},

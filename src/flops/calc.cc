@@ -67,7 +67,7 @@ StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, co
   r.hfu = r.hardware_tflops_per_gpu / r.peak_tflops;
   if (r.hfu > 1.0) {
     return InvalidArgumentError("the throughput implies " + base::FormatSi(r.hardware_tflops_per_gpu * 1e12) +
-                                "FLOP/s per GPU, " + std::to_string(static_cast<int>(std::lround(r.hfu * 100))) +
+                                " FLOP/s per GPU, " + std::to_string(static_cast<int>(std::lround(r.hfu * 100))) +
                                 "% of the dense " + DTypeName(options.precision) + " peak of " + gpu.id +
                                 ": check the throughput, --gpus, --seq-len and --precision");
   }

@@ -190,9 +190,16 @@ Status ParamBasisForward(const ModelSpec& spec, Convention convention, const Rul
       return InternalError("not a parameter-based convention");
   }
   FlopsBreakdown gemm;
+  double core_d_model = 0;  // llm-foundry's attention term: 12*l*d_model*s
   for (const auto& layer : spec.layers) {
-    AddAttention(spec, KeysPerToken(rules, spec, layer.window, phase), MlaMode::kNonAbsorbed, gemm);
+    const double keys = KeysPerToken(rules, spec, layer.window, phase);
+    AddAttention(spec, keys, MlaMode::kNonAbsorbed, gemm);
     AddMlp(spec, layer, rules, gemm);
+    core_d_model += 2 * h * keys;
+  }
+  if (convention == Convention::kLlmFoundry) {
+    gemm[C::kAttnScores] = core_d_model;
+    gemm[C::kAttnContext] = core_d_model;
   }
   f = gemm;
   f[C::kLmHead] = 2 * head;
@@ -217,15 +224,16 @@ Status GemmBasisForward(const ModelSpec& spec, const Rules& rules, const Phase& 
   const auto h = static_cast<double>(spec.hidden);
   f[C::kLmHead] = 2 * h * PaddedVocab(spec, rules);
   if (spec.mtp_layers > 0 && rules.mtp != MtpMode::kNone && !phase.inference) {
-    // Each MTP module: one more layer like the last, eh_proj (2h -> h) and,
-    // for Megatron, its own logits GEMM.
+    // Each MTP module: one more layer like the last and, for Megatron,
+    // eh_proj (2h -> h) and its own logits GEMM.
     FlopsBreakdown mtp;
     const LayerSpec& last = spec.layers.back();
     AddAttention(spec, KeysPerToken(rules, spec, last.window, phase), mla, mtp);
     AddMlp(spec, last, rules, mtp);
-    double per_module = mtp.total() + 2 * 2 * h * h;
+    double per_module = mtp.total();
+    // Megatron adds eh_proj and the module's own logits; MaxText only the layer.
     if (rules.mtp == MtpMode::kLayerAndLogits)
-      per_module += 2 * h * PaddedVocab(spec, rules);
+      per_module += 2 * 2 * h * h + 2 * h * PaddedVocab(spec, rules);
     f[C::kMtp] = static_cast<double>(spec.mtp_layers) * per_module;
   }
   return Status::Ok();
@@ -336,6 +344,10 @@ StatusOr<InferenceFlops> ComputeDecodeFlops(const ModelSpec& spec, Convention co
   out.tokens = static_cast<double>(batch);
   out.total = out.per_token.total() * out.tokens;
   return out;
+}
+
+StatusOr<int64_t> DefaultDitTokens(const ModelSpec& spec) {
+  return DitTokens(spec, 81, spec.dit.vae_stride_hw == 16 ? 704 : 720, 1280);
 }
 
 StatusOr<int64_t> DitTokens(const ModelSpec& spec, int64_t frames, int64_t height, int64_t width) {

@@ -246,3 +246,42 @@ TEST(Conventions, ParseNamesAndAliases) {
 
 }  // namespace
 }  // namespace mfu
+
+namespace mfu {
+namespace {
+
+// llm-foundry counts attention as 12*l*d_model*s (mpt flops_per_batch), with
+// d_model even when heads*head_dim differs (Qwen3-32B: 64*128 != 5120):
+// 6*(32,762,123,264 - 151,936*5,120) + 12*64*5,120*4,096.
+TEST(Flops, LlmFoundryAttentionUsesDModel) {
+  auto spec = LoadModel("qwen3-32b");
+  ASSERT_TRUE(spec.ok());
+  auto t = ComputeTrainingFlops(*spec, Convention::kLlmFoundry, 4096, Recompute::kNone);
+  ASSERT_TRUE(t.ok());
+  const double expected = 6 * (32'762'123'264.0 - 151936.0 * 5120) + 12.0 * 64 * 5120 * 4096;
+  EXPECT_NEAR(t->model_per_token / expected, 1.0, 1e-12);
+}
+
+// MaxText counts an MTP module as one more decoder layer only (no eh_proj, no
+// logits); Megatron adds eh_proj (2h -> h) and a logits GEMM per module.
+TEST(Flops, MtpAccountingPerConvention) {
+  auto v3 = LoadModel("deepseek-v3");
+  ASSERT_TRUE(v3.ok());
+  ModelSpec no_mtp = *v3;
+  no_mtp.mtp_layers = 0;
+  auto mx = ComputeTrainingFlops(*v3, Convention::kMaxtext, 4096, Recompute::kNone);
+  auto mx0 = ComputeTrainingFlops(no_mtp, Convention::kMaxtext, 4096, Recompute::kNone);
+  auto mg = ComputeTrainingFlops(*v3, Convention::kMegatron, 4096, Recompute::kNone);
+  auto mg0 = ComputeTrainingFlops(no_mtp, Convention::kMegatron, 4096, Recompute::kNone);
+  ASSERT_TRUE(mx.ok() && mx0.ok() && mg.ok() && mg0.ok());
+  // Megatron's module = the layer (without the router GEMM, 2*h*E) + eh_proj
+  // (2*2h*h) + logits (2*h*V); MaxText's = the layer with its router.
+  const double h = 7168, v = 129280, e = 256;
+  EXPECT_NEAR(mg->forward[FlopsComponent::kMtp] - mx->forward[FlopsComponent::kMtp], 4 * h * h + 2 * h * v - 2 * h * e,
+              1.0);
+  EXPECT_NEAR(mx->model_per_token - mx0->model_per_token, 3 * mx->forward[FlopsComponent::kMtp], 1.0);
+  EXPECT_GT(mg->model_per_token - mg0->model_per_token, mx->model_per_token - mx0->model_per_token);
+}
+
+}  // namespace
+}  // namespace mfu

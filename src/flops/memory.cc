@@ -68,10 +68,12 @@ StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const Tra
     return InvalidArgumentError("sequence length, micro-batch or tensor parallelism is absurd");
   }
   const ParamCounts params = CountParams(spec);
+  // MTP modules are trained with the model although HF's count leaves them out.
+  const double trained = params.total + params.mtp;
   TrainingMemory m;
-  m.weights_bytes = params.total * DTypeBytes(o.weight_dtype);
-  m.gradients_bytes = params.total * DTypeBytes(o.grad_dtype);
-  m.optimizer_bytes = params.total * OptimizerBytesPerParam(o);
+  m.weights_bytes = trained * DTypeBytes(o.weight_dtype);
+  m.gradients_bytes = trained * DTypeBytes(o.grad_dtype);
+  m.optimizer_bytes = trained * OptimizerBytesPerParam(o);
 
   const auto s = static_cast<double>(o.seq_len);
   const auto b = static_cast<double>(o.micro_batch);

@@ -338,7 +338,7 @@ Status ReadWan(const JsonFields& f, ModelSpec& s) {
   s.norm = NormKind::kLayerNorm;
   s.qkv_bias = s.o_bias = s.mlp_bias = true;
   s.qk_norm = true;
-  s.tied_embeddings = true;           // no LM head
+  s.tied_embeddings = false;          // a DiT has no LM head to tie
   if (f.Has("attention_head_dim")) {  // diffusers
     MFU_ASSIGN_OR_RETURN(s.heads, f.PositiveInt("num_attention_heads"));
     MFU_ASSIGN_OR_RETURN(s.head_dim, f.PositiveInt("attention_head_dim"));

@@ -109,7 +109,7 @@ TEST(Cli, CalcJsonFields) {
   EXPECT_NEAR(j["mfu"].get<double>(), 0.39, 0.005);  // torchtitan: 39% MFU
   EXPECT_DOUBLE_EQ(j["hfu"].get<double>(), j["mfu"].get<double>());
   EXPECT_NEAR(j["tflops_per_gpu"].get<double>(), 0.39 * 989.4, 5);
-  EXPECT_EQ(j["convention"], "palm");
+  EXPECT_EQ(j["convention"]["name"], "palm");
 }
 
 TEST(Cli, CalcTextShowsPeakConventionAndBand) {
@@ -153,6 +153,22 @@ TEST(Cli, HelpAndVersion) {
 }
 
 // --- bad input: usage errors exit 2, data errors exit 1 ---
+
+TEST(Cli, HelpForNestedCommandsAndTypos) {
+  Result nested = RunMfu({"help", "hw", "list"});
+  EXPECT_EQ(nested.exit_code, 0);
+  EXPECT_NE(nested.out.find("Usage: mfu hw list"), std::string::npos) << nested.out;
+  ExpectOneLineError(RunMfu({"help", "flps"}), 2, "did you mean 'flops'");
+}
+
+TEST(CliErrors, NothingOnStdoutWhenACommandFails) {
+  Result r = RunMfu({"flops", "--model", "llama-3.1-8b", "--seq-len", "999999"});
+  ExpectOneLineError(r, 2, "max_position_embeddings");
+  EXPECT_EQ(r.out, "");
+  ExpectOneLineError(
+      RunMfu({"flops", "--model", "llama-3.1-8b", "--convention", "all", "--inference", "decode", "--context", "10"}),
+      2, "--convention all");
+}
 
 TEST(CliErrors, UnknownCommandAndFlag) {
   ExpectOneLineError(RunMfu({"flopz"}), 2, "flopz");
