@@ -22,12 +22,14 @@ is 1 when any block differs from what the binary prints now (the docs are
 stale), 0 otherwise. Python 3 standard library only.
 """
 import argparse
+import csv
 import json
 import pathlib
 import re
 import shlex
 import subprocess
 import sys
+import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = sorted(ROOT.glob("docs/*.md")) + sorted(ROOT.glob("*.md"))
@@ -249,6 +251,201 @@ def render_activation_forms(mfu, args, data):
     return table(["case", "options", "mfu bytes / layer", "Korthikanti et al.", "formula bytes"], rows)
 
 
+# HTA v0.6.1 (facebookresearch/HolisticTraceAnalysis @f4d0062c) on two
+# trace sets, transcribed from shared/reference/hta-reference-outputs.md:
+# get_temporal_breakdown (idle, compute, non-compute, kernel time; us),
+# get_comm_comp_overlap (percent, 2 decimals), get_cuda_kernel_launch_stats
+# (launches, launch-delay median and p95 in us, short kernels),
+# get_gpu_kernel_breakdown's kernel_type_metrics_df (us, pooled over the
+# ranks) and get_potential_stragglers. Keyed by the path `mfu trace` is given.
+HTA_REFERENCE = {
+    "tests/data/traces/dlrm_kineto": {
+        "source": "hta-reference-outputs.md section 3 (8-rank DLRM, V100, 1 ProfilerStep per rank)",
+        "temporal": {
+            0: (6419, 1034, 5556, 13009, 4.50),
+            1: (6428, 1246, 11075, 18749, 2.47),
+            2: (7046, 1068, 3236, 11350, 7.88),
+            3: (8145, 1240, 9468, 18853, 3.31),
+            4: (8887, 1126, 6576, 16589, 0.56),
+            5: (9121, 1041, 6230, 16392, 0.64),
+            6: (7051, 1051, 3308, 11410, 7.56),
+            7: (8308, 1059, 1600, 10967, 9.51),
+        },
+        "launches": {
+            0: (261, 2.0, 371.0, 180),
+            1: (262, 2.0, 372.6999999999997, 183),
+            2: (262, 2.0, 269.5499999999999, 182),
+            3: (273, 2.0, 257.19999999999936, 216),
+            4: (273, 2.0, 12.999999999999886, 188),
+            5: (261, 2.0, 4.0, 200),
+            6: (262, 2.0, 259.5499999999999, 181),
+            7: (262, 2.0, 149.5499999999999, 179),
+        },
+        "kernel_types": {
+            "COMMUNICATION": 46880,
+            "COMPUTATION": 7213,
+            "COMPUTATION overlapping COMMUNICATION": 1652,
+            "MEMORY": 159,
+            "COMMUNICATION overlapping MEMORY": 10,
+        },
+        "stragglers": [2, 7],
+    },
+    "tests/data/traces/hta_sampled": {
+        "source": "hta-reference-outputs.md section 5.1 (HTA's sampled 2-rank set, 2 ProfilerSteps per rank)",
+        "temporal": {
+            0: (321378, 106252, 172428, 600058, 11.81),
+            1: (328671, 135548, 136455, 600674, 20.05),
+        },
+        "launches": {
+            0: (602, 10246.0, 64814.85, 140),
+            1: (577, 10282.0, 73663.0, 140),
+        },
+        "kernel_types": {
+            "COMMUNICATION": 305584,
+            "COMPUTATION": 185023,
+            "COMPUTATION overlapping COMMUNICATION": 56747,
+            "MEMORY": 2288,
+            "COMMUNICATION overlapping MEMORY": 1011,
+            "COMPUTATION overlapping MEMORY": 18,
+            "COMPUTATION overlapping COMMUNICATION overlapping MEMORY": 12,
+        },
+        "stragglers": [0, 1],
+    },
+}
+
+
+def same(a, b):
+    return abs(a - b) <= 1e-6 * max(1.0, abs(b))
+
+
+def render_hta_parity(mfu, args, data):
+    """`mfu trace SET --hta-compat --json`: per rank, the temporal breakdown,
+    comm/compute overlap and launch statistics, then the kernel-type time
+    pooled over the ranks, next to HTA's own output on the same files
+    (HTA_REFERENCE), and both tools' straggler lists."""
+    reference = HTA_REFERENCE.get(args[1].rstrip("/"))
+    if reference is None or data.get("variant") != "hta":
+        raise RegenError(f"hta-parity: no HTA reference for '{args[1]}', or the command lacks --hta-compat")
+    pair = lambda ours, theirs, fmt: f"{ours:{fmt}} / {theirs:{fmt}}"
+    temporal_rows, launch_rows = [], []
+    for r in data["ranks"]:
+        idle, compute, non_compute, span, overlap = reference["temporal"][r["rank"]]
+        t = r["temporal"]
+        ok = (same(t["idle_us"], idle) and same(t["compute_us"], compute) and same(t["non_compute_us"], non_compute)
+              and same(t["span_us"], span) and round(r["overlap_pct"], 2) == overlap)
+        temporal_rows.append([str(r["rank"]), f"`{r['window']}`", pair(t["idle_us"], idle, ".0f"),
+                              pair(t["compute_us"], compute, ".0f"), pair(t["non_compute_us"], non_compute, ".0f"),
+                              pair(t["span_us"], span, ".0f"), pair(r["overlap_pct"], overlap, ".2f"),
+                              "yes" if ok else "**NO**"])
+        count, median, p95, short = reference["launches"][r["rank"]]
+        l = r["launches"]
+        ok = (l["count"] == count and same(l["launch_delay_median_us"], median)
+              and same(l["launch_delay_p95_us"], p95) and l["short_kernels"] == short)
+        launch_rows.append([str(r["rank"]), pair(l["count"], count, "d"), pair(l["launch_delay_median_us"], median, ".1f"),
+                            pair(l["launch_delay_p95_us"], p95, ".2f"), pair(l["short_kernels"], short, "d"),
+                            "yes" if ok else "**NO**"])
+    header = ["rank", "window", "idle us", "compute us", "non-compute us", "kernel time us", "overlap %", "equal"]
+    text = table(header, temporal_rows) + "\n"
+    header = ["rank", "launches", "launch delay median us", "launch delay p95 us", "short kernels", "equal"]
+    text += table(header, launch_rows) + "\n"
+    pooled = {}
+    for r in data["ranks"]:
+        for name, us in r["kernel_types_us"].items():
+            pooled[name] = pooled.get(name, 0.0) + us
+    type_rows = []
+    for name in list(reference["kernel_types"]) + sorted(set(pooled) - set(reference["kernel_types"])):
+        ours, theirs = pooled.get(name, 0.0), reference["kernel_types"].get(name, 0)
+        type_rows.append([name, pair(ours, theirs, ".0f"), "yes" if same(ours, theirs) else "**NO**"])
+    text += table(["kernel type (all ranks)", "us", "equal"], type_rows) + "\n"
+    ours = data["collectives"].get("hta_stragglers")
+    text += (f"Stragglers (HTA's `get_potential_stragglers`): mfu `{ours}`, HTA `{reference['stragglers']}` "
+             f"({'equal' if ours == reference['stragglers'] else '**NOT EQUAL**'}). "
+             f"Each cell is mfu / HTA; HTA's values: {reference['source']}.\n")
+    return text
+
+
+def trim_json(value, key=""):
+    """Every list cut to its first element, objects keyed by kernel class cut
+    to their first class, long strings shortened."""
+    if isinstance(value, dict):
+        items = sorted(value.items())
+        if key == "classes":
+            items = items[:1]
+        return {k: trim_json(v, k) for k, v in items}
+    if isinstance(value, list):
+        return [trim_json(value[0])] if value else []
+    if isinstance(value, str) and len(value) > 72:
+        return value[:69] + "..."
+    return value
+
+
+def render_trace_json_excerpt(mfu, args, data):
+    """`mfu trace ... --json`: the output trimmed (trim_json); in `steps[0]`
+    the fields it shares with the rank's own window are elided."""
+    trimmed = trim_json(data)
+    for rank in trimmed["ranks"]:
+        for step in rank["steps"]:
+            for key in ("classes", "idle_breakdown", "kernel_types_us", "launches", "temporal", "top_kernels",
+                        "waterfall"):
+                if key in step:
+                    step[key] = "... (the fields of the rank's own)"
+    text = json.dumps(trimmed, indent=2, sort_keys=True)
+    return f"```json\n$ mfu {shlex.join(args)}   (trimmed)\n{text}\n```\n"
+
+
+def csv_tables(mfu, args):
+    """Reruns `mfu ARGS --csv DIR` (without --json) and returns {file: rows}."""
+    with tempfile.TemporaryDirectory() as tmp:
+        run_mfu(mfu, [a for a in args if a != "--json"] + ["--csv", tmp])
+        tables = {}
+        for path in sorted(pathlib.Path(tmp).glob("*.csv")):
+            with open(path, newline="") as f:
+                tables[path.name] = list(csv.reader(f))
+    return tables
+
+
+def render_trace_diagnostics(mfu, args, data):
+    """`mfu trace FILE --json`: every diagnostic the parser counts (the
+    X-macro table of src/trace/trace_stats.h, as diagnostics.csv of `--csv`
+    lists it, zero or not) with its severity and meaning."""
+    rows = csv_tables(mfu, args)["diagnostics.csv"]
+    header, body = rows[0], rows[1:]
+    name, severity, description = (header.index(c) for c in ("name", "severity", "description"))
+    first_rank = body[0][0]
+    return table(["diagnostic", "severity", "meaning"],
+                 [[f"`{r[name]}`", r[severity], r[description]] for r in body if r[0] == first_rank])
+
+
+def render_trace_csv_columns(mfu, args, data):
+    """`mfu trace ... --json`: reruns the command with `--csv DIR` and lists
+    each file with its columns and its number of data rows."""
+    rows = [[f"`{name}`", ", ".join(f"`{c}`" for c in t[0]), str(len(t) - 1)]
+            for name, t in csv_tables(mfu, args).items()]
+    return table(["file", "columns", f"rows for `{' '.join(args[1:-1])}`"], rows)
+
+
+def render_trace_waterfall(mfu, args, data):
+    """`mfu trace FILE --json`: the main waterfall of the first rank, every
+    bucket with its share of the step, their sum against the step time, and
+    the MFU_hw identity."""
+    w = data["ranks"][0]["waterfall"]
+    step = w["step_us"]
+    order = ["idle", "exposed_communication", "exposed_memcpy", "[unattributed]", "non_matrix_kernels",
+             "matrix_unknown_flops", "matrix_below_peak", "matrix_at_peak"]
+    buckets = w["buckets_us"]
+    names = order + sorted(set(buckets) - set(order))
+    rows = [[f"`{n}`", f"{buckets[n]:.3f}", f"{buckets[n] / step:.2%}"] for n in names]
+    total = sum(buckets[n] for n in names)
+    rows.append(["sum of the buckets", f"{total:.3f}", f"{total / step:.2%}"])
+    rows.append([f"step time (`{w['label']}`)", f"{step:.3f}", "100.00%"])
+    text = table(["bucket", "us", "share of the step"], rows)
+    product = w["compute_share"] * w["matrix_share"] * w["matrix_efficiency"]
+    text += (f"\nMFU_hw = {w['mfu_hw']:.6f} = compute share {w['compute_share']:.6f} x matrix share "
+             f"{w['matrix_share']:.6f} x matrix efficiency {w['matrix_efficiency']:.6f} (product {product:.6f}); "
+             f"FLOPs from shapes cover {w['coverage']:.1%} of the matrix time.\n")
+    return text
+
+
 RENDERERS = {
     "conventions-table": render_conventions,
     "presets-table": render_presets,
@@ -256,6 +453,11 @@ RENDERERS = {
     "korthikanti-table": render_korthikanti,
     "memory-table": render_memory,
     "activation-forms": render_activation_forms,
+    "hta-parity": render_hta_parity,
+    "trace-json-excerpt": render_trace_json_excerpt,
+    "trace-diagnostics": render_trace_diagnostics,
+    "trace-csv-columns": render_trace_csv_columns,
+    "trace-waterfall": render_trace_waterfall,
 }
 
 

@@ -21,17 +21,17 @@ namespace mfu {
 
 // What an event is, from its `cat` (current and legacy Kineto names).
 enum class TraceEventKind : uint8_t {
-  kCpuOp = 0,         // cpu_op, Operator (2021)
-  kUserAnnotation,    // user_annotation: record_function, ProfilerStep#N
-  kPythonFunction,    // python_function (kept only when asked for)
-  kRuntime,           // cuda_runtime, cuda_driver, Runtime, mtia_runtime, xpu_runtime, hip*
-  kKernel,            // kernel, Kernel, mtia_ccp_events
-  kMemcpy,            // gpu_memcpy, Memcpy
-  kMemset,            // gpu_memset, Memset
-  kGpuUserAnnotation, // gpu_user_annotation
-  kCudaSync,          // cuda_sync
-  kInstant,           // ph "i"
-  kOther,             // any other complete event (overhead, Trace, ...)
+  kCpuOp = 0,          // cpu_op, Operator (2021)
+  kUserAnnotation,     // user_annotation: record_function, ProfilerStep#N
+  kPythonFunction,     // python_function (kept only when asked for)
+  kRuntime,            // cuda_runtime, cuda_driver, Runtime, mtia_runtime, xpu_runtime, hip*
+  kKernel,             // kernel, Kernel, mtia_ccp_events
+  kMemcpy,             // gpu_memcpy, Memcpy
+  kMemset,             // gpu_memset, Memset
+  kGpuUserAnnotation,  // gpu_user_annotation
+  kCudaSync,           // cuda_sync
+  kInstant,            // ph "i"
+  kOther,              // any other complete event (overhead, Trace, ...)
 };
 inline constexpr size_t kNumTraceEventKinds = 11;
 const char* TraceEventKindName(TraceEventKind kind);
@@ -47,12 +47,27 @@ inline constexpr int64_t kNoId = -1;
 // Interned strings: every distinct name is stored once.
 class StringTable {
  public:
+  StringTable() = default;
+  // The index holds views into `strings_`: a copy must rebuild it (a move
+  // keeps the deque's blocks, so views stay valid).
+  StringTable(const StringTable& other) : strings_(other.strings_) { Reindex(); }
+  StringTable& operator=(const StringTable& other) {
+    if (this != &other) {
+      strings_ = other.strings_;
+      Reindex();
+    }
+    return *this;
+  }
+  StringTable(StringTable&&) noexcept = default;
+  StringTable& operator=(StringTable&&) noexcept = default;
+
   uint32_t Intern(std::string_view s);
   std::string_view Get(uint32_t id) const { return id == kNoString ? std::string_view() : strings_[id]; }
   size_t size() const { return strings_.size(); }
 
  private:
-  std::deque<std::string> strings_;  // a deque never moves its elements
+  void Reindex();
+  std::deque<std::string> strings_;                       // a deque never moves its elements
   std::unordered_map<std::string_view, uint32_t> index_;  // views into strings_
 };
 
@@ -127,18 +142,22 @@ struct RankTrace {
   std::vector<ProcessGroup> process_groups;
   std::vector<DeviceInfo> devices;
   int64_t base_time_ns = 0;  // baseTimeNanoseconds (0 when absent)
+  // ts of traceEvents[0] in file order when it is a complete event with a
+  // cat other than "Trace", else kNoId. HTA's idle breakdown compares gaps of
+  // GPU ops whose launch is missing against it (kHtaCompat reproduces that).
+  int64_t first_event_ts_ns = kNoId;
   uint64_t input_bytes = 0;  // decompressed JSON size
 
   // Event columns.
   std::vector<int64_t> ts_ns;   // absolute: base_time_ns + ts * 1000, exact
   std::vector<int64_t> dur_ns;  // 0 for instant events
   std::vector<TraceEventKind> kind;
-  std::vector<uint32_t> name;         // into strings
-  std::vector<uint32_t> track;        // into tracks
-  std::vector<int64_t> correlation;   // args.correlation, kNoId when absent
-  std::vector<int64_t> external_id;   // args["External id"] / "external id"
-  std::vector<uint32_t> collective;   // into collectives, kNoIndex
-  std::vector<uint32_t> shapes;       // into op_shapes, kNoIndex
+  std::vector<uint32_t> name;        // into strings
+  std::vector<uint32_t> track;       // into tracks
+  std::vector<int64_t> correlation;  // args.correlation, kNoId when absent
+  std::vector<int64_t> external_id;  // args["External id"] / "external id"
+  std::vector<uint32_t> collective;  // into collectives, kNoIndex
+  std::vector<uint32_t> shapes;      // into op_shapes, kNoIndex
 
   StringTable strings;
   std::vector<TraceTrack> tracks;

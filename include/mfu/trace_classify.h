@@ -18,18 +18,22 @@
 namespace mfu {
 
 enum class KernelClass : uint8_t {
-  kGemm = 0,        // dense matrix multiplies (cuBLAS, CUTLASS, hipBLASLt, Triton mm, grouped GEMM)
-  kAttention,       // flash / memory-efficient / fused attention
-  kConvolution,     // cuDNN / MIOpen convolutions (matrix units)
-  kElementwise,     // elementwise, activations, norms, casts, rotary, copies done by kernels
-  kReduction,       // reductions, softmax, sorting, scans, embedding bag
-  kCommunication,   // NCCL (old and new names), RCCL, DeepEP, NVSHMEM, custom all-reduce
-  kMemcpy,          // memcpy activities (not kernels)
-  kMemset,          // memset activities
-  kUnclassified,    // a kernel no rule matched
+  kGemm = 0,       // dense matrix multiplies (cuBLAS, CUTLASS, hipBLASLt, Triton mm, grouped GEMM)
+  kAttention,      // flash / memory-efficient / fused attention
+  kConvolution,    // cuDNN / MIOpen convolutions (matrix units)
+  kElementwise,    // elementwise, activations, norms, casts, rotary, copies done by kernels
+  kReduction,      // reductions, softmax, sorting, scans, embedding bag
+  kCommunication,  // NCCL (old and new names), RCCL, DeepEP, NVSHMEM, custom all-reduce
+  kMemcpy,         // memcpy activities (not kernels)
+  kMemset,         // memset activities
+  kUnclassified,   // a kernel no rule matched
 };
 inline constexpr size_t kNumKernelClasses = 9;
+// "gemm", "attention", "convolution", "elementwise", "reduction",
+// "communication", "memcpy", "memset", "unclassified".
 const char* KernelClassName(KernelClass c);
+// The class named `name` (one of the names above). kInvalidArgument otherwise,
+// with a "did you mean" suggestion when one is close.
 StatusOr<KernelClass> ParseKernelClass(std::string_view name);
 
 // Matrix-unit classes: the "matrix-op share" of the MFU waterfall.
@@ -39,33 +43,50 @@ inline bool IsMatrixClass(KernelClass c) {
 
 class KernelClassifier {
  public:
-  // The rules compiled into the binary.
+  // The rules compiled into the binary (data/kernels/kernel_classes.csv).
+  // An error means the embedded table is broken: a bug in mfu.
   static StatusOr<KernelClassifier> LoadBuiltin();
-  // Adds rules from a CSV with the columns of data/kernels/kernel_classes.csv;
-  // user rules are tried before the built-in ones. Errors name file:line.
+
+  // Adds the rules of a CSV with the columns of data/kernels/kernel_classes.csv
+  // (`class,match,pattern,source`; `source` may be empty). The new rules are
+  // tried before every rule already present, so a user file added after
+  // LoadBuiltin() overrides the built-in table; within one file the first
+  // matching row wins. Errors (kParse, kInvalidArgument) name
+  // "`origin`:LINE" and leave the classifier unchanged: an unknown class
+  // (with a suggestion), an unknown match kind, an empty pattern, an invalid
+  // regex, a missing column.
   Status AddRulesCsv(std::string_view csv, std::string_view origin);
+  // Reads `path` and calls AddRulesCsv; kNotFound when it cannot be read.
   Status AddRulesFile(const std::string& path);
 
-  // Class of a GPU event: memcpy/memset by kind, kernels by name.
+  // Class of a GPU event: memcpy/memset by kind, kernels by name (the first
+  // matching rule; kUnclassified when none matches). Every other kind is
+  // kUnclassified. Patterns are matched case-sensitively against the name
+  // without its trailing parameter list ("void f<T>(int, float*)" is matched
+  // as "void f<T>"), so argument types cannot trigger a rule.
   KernelClass Classify(TraceEventKind kind, std::string_view name) const;
+  // The index into rules() of the rule that classifies kernel `name`, or -1.
+  int MatchingRule(std::string_view name) const;
 
   struct Rule {
     KernelClass cls;
     enum class Match : uint8_t { kPrefix, kContains, kRegex } match;
     std::string pattern;
     std::string source;  // why the rule exists (library, vendor docs)
+    std::string origin;  // "file.csv:12"
   };
+  // In matching order (the newest file's rules first).
   const std::vector<Rule>& rules() const { return rules_; }
 
  private:
+  struct Compiled;  // the regexes (std::regex), built once per rule set
   std::vector<Rule> rules_;
-  struct Compiled;                  // regexes, built once
-  std::vector<int> regex_index_;    // rule -> compiled regex or -1
-  std::shared_ptr<const void> compiled_;
+  std::shared_ptr<const Compiled> compiled_;  // shared by copies; immutable
 };
 
-// Class of every event of `trace` (kUnclassified for non-GPU events too),
-// computed once per unique name.
+// Class of every event of `trace`, indexed like its event columns
+// (kUnclassified for non-GPU events too). Each distinct kernel name is
+// classified once.
 std::vector<KernelClass> ClassifyEvents(const RankTrace& trace, const KernelClassifier& classifier);
 
 }  // namespace mfu

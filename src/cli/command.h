@@ -39,6 +39,7 @@ std::unique_ptr<Command> MakeCalcCommand();
 std::unique_ptr<Command> MakeHwCommand();
 std::unique_ptr<Command> MakeModelsCommand();
 std::unique_ptr<Command> MakeMemoryCommand();
+std::unique_ptr<Command> MakeTraceCommand();
 
 // `mfu help [command]`: prints the help of `topic` (or of `app` when empty),
 // the same text as `mfu <command> --help`. Returns the exit code.

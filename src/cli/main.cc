@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   commands.push_back(mfu::cli::MakeFlopsCommand());
   commands.push_back(mfu::cli::MakeCalcCommand());
   commands.push_back(mfu::cli::MakeMemoryCommand());
+  commands.push_back(mfu::cli::MakeTraceCommand());
   commands.push_back(mfu::cli::MakeHwCommand());
   commands.push_back(mfu::cli::MakeModelsCommand());
   std::vector<std::pair<CLI::App*, Command*>> table;

@@ -1,1 +1,207 @@
-// placeholder
+#include <array>
+#include <regex>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "base/csv.h"
+#include "base/embedded_file.h"
+#include "base/file_system.h"
+#include "base/strings.h"
+#include "mfu/trace_classify.h"
+
+namespace mfu {
+namespace base {
+std::span<const EmbeddedFile> TraceDataFiles();
+}  // namespace base
+
+namespace {
+
+constexpr std::string_view kBuiltinPath = "kernels/kernel_classes.csv";
+
+constexpr std::array<const char*, kNumKernelClasses> kClassNames = {
+    "gemm", "attention", "convolution", "elementwise", "reduction", "communication", "memcpy", "memset", "unclassified",
+};
+
+using Match = KernelClassifier::Rule::Match;
+
+StatusOr<Match> ParseMatch(std::string_view text) {
+  if (text == "prefix")
+    return Match::kPrefix;
+  if (text == "contains")
+    return Match::kContains;
+  if (text == "regex")
+    return Match::kRegex;
+  return InvalidArgumentError("unknown match '" + std::string(text) + "' (expected prefix, contains or regex)");
+}
+
+// The name without its trailing parameter list: "void f<T>(int, float*)" ->
+// "void f<T>". Demangled names balance their parentheses, so the '(' that
+// opens the list is found by scanning back from the final ')'.
+std::string_view StripParameters(std::string_view name) {
+  if (name.empty() || name.back() != ')')
+    return name;
+  int depth = 0;
+  for (size_t i = name.size(); i-- > 0;) {
+    if (name[i] == ')') {
+      ++depth;
+    } else if (name[i] == '(' && --depth == 0) {
+      return name.substr(0, i);
+    }
+  }
+  return name;  // unbalanced: match the whole name
+}
+
+}  // namespace
+
+struct KernelClassifier::Compiled {
+  std::vector<std::regex> regexes;  // one per rule; empty for non-regex rules
+};
+
+const char* KernelClassName(KernelClass c) {
+  auto i = static_cast<size_t>(c);
+  return i < kClassNames.size() ? kClassNames[i] : "unclassified";
+}
+
+StatusOr<KernelClass> ParseKernelClass(std::string_view name) {
+  for (size_t i = 0; i < kClassNames.size(); ++i) {
+    if (name == kClassNames[i])
+      return static_cast<KernelClass>(i);
+  }
+  std::string message = "unknown kernel class '" + std::string(name) + "'";
+  std::string suggestion = base::ClosestMatch(name, std::vector<std::string>(kClassNames.begin(), kClassNames.end()));
+  if (!suggestion.empty())
+    message += " (did you mean '" + suggestion + "'?)";
+  return InvalidArgumentError(message);
+}
+
+StatusOr<KernelClassifier> KernelClassifier::LoadBuiltin() {
+  for (const base::EmbeddedFile& file : base::TraceDataFiles()) {
+    if (file.path != kBuiltinPath)
+      continue;
+    KernelClassifier classifier;
+    MFU_RETURN_IF_ERROR(classifier.AddRulesCsv(file.bytes, "data/kernels/kernel_classes.csv"));
+    return classifier;
+  }
+  return InternalError("data/kernels/kernel_classes.csv is not embedded in this binary");
+}
+
+Status KernelClassifier::AddRulesFile(const std::string& path) {
+  base::RealFileSystem fs;
+  MFU_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path));
+  return AddRulesCsv(text, path);
+}
+
+Status KernelClassifier::AddRulesCsv(std::string_view csv, std::string_view origin) {
+  MFU_ASSIGN_OR_RETURN(base::CsvTable table, base::ParseCsv(csv, origin));
+  const std::string where(origin);
+  int columns[3] = {table.Column("class"), table.Column("match"), table.Column("pattern")};
+  const char* names[3] = {"class", "match", "pattern"};
+  for (int c = 0; c < 3; ++c) {
+    if (columns[c] < 0)
+      return ParseError(where + ": missing column '" + names[c] + "'");
+  }
+  const int source_column = table.Column("source");
+
+  std::vector<Rule> added;
+  std::vector<std::regex> added_regexes;
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    const std::vector<std::string>& row = table.rows[r];
+    const std::string at = where + ":" + std::to_string(table.line_numbers[r]);
+    auto field = [&](int column) { return std::string(base::Trim(row[static_cast<size_t>(column)])); };
+    StatusOr<KernelClass> cls = ParseKernelClass(field(columns[0]));
+    if (!cls.ok())
+      return InvalidArgumentError(at + ": " + cls.status().message());
+    StatusOr<Match> match = ParseMatch(field(columns[1]));
+    if (!match.ok())
+      return InvalidArgumentError(at + ": " + match.status().message());
+    // The pattern is taken verbatim: leading or trailing spaces may matter.
+    const std::string& pattern = row[static_cast<size_t>(columns[2])];
+    if (pattern.empty())
+      return InvalidArgumentError(at + ": empty pattern");
+    std::regex compiled;
+    if (*match == Match::kRegex) {
+      try {
+        compiled = std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
+      } catch (const std::regex_error& e) {
+        return InvalidArgumentError(at + ": invalid regex '" + pattern + "': " + e.what());
+      }
+    }
+    std::string source = source_column >= 0 ? field(source_column) : std::string();
+    added.push_back(Rule{*cls, *match, pattern, std::move(source), at});
+    added_regexes.push_back(std::move(compiled));
+  }
+
+  // New rules go first; copies of this classifier keep the old Compiled.
+  auto compiled = std::make_shared<Compiled>();
+  compiled->regexes = std::move(added_regexes);
+  if (compiled_ != nullptr) {
+    compiled->regexes.insert(compiled->regexes.end(), compiled_->regexes.begin(), compiled_->regexes.end());
+  }
+  added.insert(added.end(), rules_.begin(), rules_.end());
+  rules_ = std::move(added);
+  compiled_ = std::move(compiled);
+  return Status::Ok();
+}
+
+int KernelClassifier::MatchingRule(std::string_view name) const {
+  const std::string_view key = StripParameters(name);
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    const Rule& rule = rules_[i];
+    bool hit = false;
+    switch (rule.match) {
+      case Match::kPrefix:
+        hit = key.substr(0, rule.pattern.size()) == rule.pattern;
+        break;
+      case Match::kContains:
+        hit = key.find(rule.pattern) != std::string_view::npos;
+        break;
+      case Match::kRegex:
+        hit = std::regex_search(key.begin(), key.end(), compiled_->regexes[i]);
+        break;
+    }
+    if (hit)
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+KernelClass KernelClassifier::Classify(TraceEventKind kind, std::string_view name) const {
+  switch (kind) {
+    case TraceEventKind::kMemcpy:
+      return KernelClass::kMemcpy;
+    case TraceEventKind::kMemset:
+      return KernelClass::kMemset;
+    case TraceEventKind::kKernel: {
+      int rule = MatchingRule(name);
+      return rule < 0 ? KernelClass::kUnclassified : rules_[static_cast<size_t>(rule)].cls;
+    }
+    default:
+      return KernelClass::kUnclassified;
+  }
+}
+
+std::vector<KernelClass> ClassifyEvents(const RankTrace& trace, const KernelClassifier& classifier) {
+  constexpr auto kUnknown = static_cast<uint8_t>(0xff);
+  std::vector<KernelClass> classes(trace.num_events(), KernelClass::kUnclassified);
+  std::vector<uint8_t> by_name(trace.strings.size(), kUnknown);  // kernel class per name id
+  for (size_t i = 0; i < trace.num_events(); ++i) {
+    const TraceEventKind kind = trace.kind[i];
+    if (kind != TraceEventKind::kKernel) {
+      classes[i] = classifier.Classify(kind, {});
+      continue;
+    }
+    const uint32_t name = trace.name[i];
+    if (name >= by_name.size()) {  // kNoString or a name interned after the table was sized
+      classes[i] = classifier.Classify(kind, trace.strings.Get(name));
+      continue;
+    }
+    if (by_name[name] == kUnknown) {
+      by_name[name] = static_cast<uint8_t>(classifier.Classify(kind, trace.strings.Get(name)));
+    }
+    classes[i] = static_cast<KernelClass>(by_name[name]);
+  }
+  return classes;
+}
+
+}  // namespace mfu

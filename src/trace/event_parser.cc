@@ -30,7 +30,9 @@ struct RawEvent {
   bool has_shapes = false;
 };
 
-std::string Snippet(const char* data, size_t length) { return std::string(data, length < 80 ? length : 80); }
+std::string Snippet(const char* data, size_t length) {
+  return std::string(data, length < 80 ? length : 80);
+}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t' ||
@@ -44,52 +46,80 @@ TraceEventKind KindOf(std::string_view cat, bool& known) {
   known = true;
   switch (cat.size()) {
     case 6:
-      if (cat == "cpu_op") return TraceEventKind::kCpuOp;
+      if (cat == "cpu_op")
+        return TraceEventKind::kCpuOp;
       if (cat == "kernel" || cat == "Kernel" || cat == "Memset") {
         return cat == "Memset" ? TraceEventKind::kMemset : TraceEventKind::kKernel;
       }
-      if (cat == "Memcpy") return TraceEventKind::kMemcpy;
+      if (cat == "Memcpy")
+        return TraceEventKind::kMemcpy;
       break;
     case 7:
-      if (cat == "Runtime") return TraceEventKind::kRuntime;
+      if (cat == "Runtime")
+        return TraceEventKind::kRuntime;
       break;
     case 8:
-      if (cat == "Operator") return TraceEventKind::kCpuOp;
+      if (cat == "Operator")
+        return TraceEventKind::kCpuOp;
       break;
     case 9:
-      if (cat == "cuda_sync") return TraceEventKind::kCudaSync;
+      if (cat == "cuda_sync")
+        return TraceEventKind::kCudaSync;
       break;
     case 10:
-      if (cat == "gpu_memcpy") return TraceEventKind::kMemcpy;
-      if (cat == "gpu_memset") return TraceEventKind::kMemset;
+      if (cat == "gpu_memcpy")
+        return TraceEventKind::kMemcpy;
+      if (cat == "gpu_memset")
+        return TraceEventKind::kMemset;
       break;
     case 11:
-      if (cat == "cuda_driver") return TraceEventKind::kRuntime;
-      if (cat == "xpu_runtime" || cat == "xpu_driver") return TraceEventKind::kRuntime;
+      if (cat == "cuda_driver")
+        return TraceEventKind::kRuntime;
+      if (cat == "xpu_runtime" || cat == "xpu_driver")
+        return TraceEventKind::kRuntime;
       break;
     case 12:
-      if (cat == "cuda_runtime" || cat == "mtia_runtime") return TraceEventKind::kRuntime;
+      if (cat == "cuda_runtime" || cat == "mtia_runtime")
+        return TraceEventKind::kRuntime;
       break;
     case 15:
       if (cat == "user_annotation" || cat == "python_function" || cat == "mtia_ccp_events") {
-        if (cat == "user_annotation") return TraceEventKind::kUserAnnotation;
-        if (cat == "python_function") return TraceEventKind::kPythonFunction;
+        if (cat == "user_annotation")
+          return TraceEventKind::kUserAnnotation;
+        if (cat == "python_function")
+          return TraceEventKind::kPythonFunction;
         return TraceEventKind::kKernel;
       }
       break;
     case 19:
-      if (cat == "gpu_user_annotation") return TraceEventKind::kGpuUserAnnotation;
-      if (cat == "privateuse1_runtime") return TraceEventKind::kRuntime;
+      if (cat == "gpu_user_annotation")
+        return TraceEventKind::kGpuUserAnnotation;
+      if (cat == "privateuse1_runtime")
+        return TraceEventKind::kRuntime;
       break;
     default:
       break;
   }
-  static constexpr std::string_view kKnownOther[] = {
-      "overhead", "Trace", "cpu_instant_event", "cuda_event", "cuda_profiler_range", "external_correlation",
-      "mtia_insight", "mtia_counters", "glow_runtime", "hpu_op", "xpu_sync", "xpu_scope_profiler",
-      "collective_comm", "hardware_counters", "privateuse1_driver", "python_function_overhead", ""};
+  static constexpr std::string_view kKnownOther[] = {"overhead",
+                                                     "Trace",
+                                                     "cpu_instant_event",
+                                                     "cuda_event",
+                                                     "cuda_profiler_range",
+                                                     "external_correlation",
+                                                     "mtia_insight",
+                                                     "mtia_counters",
+                                                     "glow_runtime",
+                                                     "hpu_op",
+                                                     "xpu_sync",
+                                                     "xpu_scope_profiler",
+                                                     "collective_comm",
+                                                     "hardware_counters",
+                                                     "privateuse1_driver",
+                                                     "python_function_overhead",
+                                                     ""};
   for (auto k : kKnownOther) {
-    if (cat == k) return TraceEventKind::kOther;
+    if (cat == k)
+      return TraceEventKind::kOther;
   }
   known = false;
   return TraceEventKind::kOther;
@@ -126,7 +156,8 @@ void ReadString(TraceBuilder& b, value v, uint32_t& out, uint64_t offset) {
 
 void ReadIntArg(TraceBuilder& b, value v, int64_t& out, uint64_t offset) {
   json_type type = v.type().value_unsafe();
-  if (type == json_type::null) return;
+  if (type == json_type::null)
+    return;
   if (type == json_type::string) {  // ROCm writes some ids as "0x0"
     std::string_view s;
     if (v.get_string().get(s) == simdjson::SUCCESS && !s.empty()) {
@@ -139,7 +170,8 @@ void ReadIntArg(TraceBuilder& b, value v, int64_t& out, uint64_t offset) {
       }
     }
   }
-  if (!ReadInt(b, v, out, offset)) b.diagnostics.Add(DiagnosticId::k_bad_arg_type, offset, "integer arg");
+  if (!ReadInt(b, v, out, offset))
+    b.diagnostics.Add(DiagnosticId::k_bad_arg_type, offset, "integer arg");
 }
 
 // "Input Dims": [[2, 3], [], [[1, 2], [3]]] -> one list per input; nested
@@ -156,7 +188,8 @@ void ReadDims(TraceBuilder& b, value v, OpShapes& shapes, uint64_t offset) {
     if (input.get_array().get(dim_list) == simdjson::SUCCESS) {
       for (auto d : dim_list) {
         int64_t x = 0;
-        if (d.get_int64().get(x) == simdjson::SUCCESS) dims.push_back(x);
+        if (d.get_int64().get(x) == simdjson::SUCCESS)
+          dims.push_back(x);
       }
     }
     shapes.input_dims.push_back(std::move(dims));
@@ -177,10 +210,12 @@ void ReadStringList(TraceBuilder& b, value v, std::vector<uint32_t>& out, uint64
 
 void ReadArgs(TraceBuilder& b, value v, RawEvent& e, uint64_t offset) {
   simdjson::ondemand::object args;
-  if (v.get_object().get(args) != simdjson::SUCCESS) return;
+  if (v.get_object().get(args) != simdjson::SUCCESS)
+    return;
   for (auto field : args) {
     simdjson::ondemand::raw_json_string key;
-    if (field.key().get(key) != simdjson::SUCCESS) return;
+    if (field.key().get(key) != simdjson::SUCCESS)
+      return;
     value val = field.value().value_unsafe();
     // Dispatch on the raw key without unescaping (all keys we read are ASCII).
     if (key == "correlation") {
@@ -235,7 +270,8 @@ void ReadId(TraceBuilder& b, value v, int64_t& id, bool& is_string, std::string_
   if (v.get_string().get(s) == simdjson::SUCCESS) {
     id = b.strings.Intern(s);
     is_string = true;
-    if (text) *text = b.strings.Get(static_cast<uint32_t>(id));
+    if (text)
+      *text = b.strings.Get(static_cast<uint32_t>(id));
     return;
   }
   double d = 0;
@@ -249,10 +285,10 @@ uint32_t TrackFor(TraceBuilder& b, const RawEvent& e, bool gpu) {
   auto [it, inserted] = b.track_index.try_emplace(e.key, static_cast<uint32_t>(b.tracks.size()));
   if (inserted) {
     TraceTrack t;
-    t.pid = e.key.pid_is_string ? std::string(b.strings.Get(static_cast<uint32_t>(e.key.pid)))
-                                : std::to_string(e.key.pid);
-    t.tid = e.key.tid_is_string ? std::string(b.strings.Get(static_cast<uint32_t>(e.key.tid)))
-                                : std::to_string(e.key.tid);
+    t.pid =
+        e.key.pid_is_string ? std::string(b.strings.Get(static_cast<uint32_t>(e.key.pid))) : std::to_string(e.key.pid);
+    t.tid =
+        e.key.tid_is_string ? std::string(b.strings.Get(static_cast<uint32_t>(e.key.tid))) : std::to_string(e.key.tid);
     b.tracks.push_back(std::move(t));
     b.track_keys.push_back(e.key);
   }
@@ -267,7 +303,8 @@ uint32_t TrackFor(TraceBuilder& b, const RawEvent& e, bool gpu) {
     } else {  // legacy "stream 7"
       std::string_view s = e.tid_text;
       size_t digit = s.find_first_of("0123456789");
-      if (digit != std::string_view::npos) t.stream = std::strtoll(std::string(s.substr(digit)).c_str(), nullptr, 10);
+      if (digit != std::string_view::npos)
+        t.stream = std::strtoll(std::string(s.substr(digit)).c_str(), nullptr, 10);
     }
   }
   return it->second;
@@ -279,7 +316,8 @@ bool ParseMicrosToNs(std::string_view text, int64_t& ns, bool& truncated, bool& 
   truncated = false;
   via_double = false;
   text = Trim(text);
-  if (text.empty()) return false;
+  if (text.empty())
+    return false;
   size_t i = 0;
   bool negative = false;
   if (text[0] == '-') {
@@ -290,10 +328,12 @@ bool ParseMicrosToNs(std::string_view text, int64_t& ns, bool& truncated, bool& 
   int64_t micros = 0;
   size_t digits = 0;
   for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
-    if (micros > (kMaxMicros - 9) / 10) return false;
+    if (micros > (kMaxMicros - 9) / 10)
+      return false;
     micros = micros * 10 + (text[i] - '0');
   }
-  if (digits == 0) return false;
+  if (digits == 0)
+    return false;
   int64_t frac = 0;
   size_t frac_digits = 0;
   if (i < text.size() && text[i] == '.') {
@@ -308,11 +348,13 @@ bool ParseMicrosToNs(std::string_view text, int64_t& ns, bool& truncated, bool& 
     }
   }
   if (i < text.size()) {
-    if (text[i] != 'e' && text[i] != 'E') return false;
+    if (text[i] != 'e' && text[i] != 'E')
+      return false;
     char* end = nullptr;
     std::string copy(text);
     double d = std::strtod(copy.c_str(), &end);
-    if (end != copy.c_str() + copy.size() || !std::isfinite(d) || std::fabs(d) > 9e15) return false;
+    if (end != copy.c_str() + copy.size() || !std::isfinite(d) || std::fabs(d) > 9e15)
+      return false;
     ns = static_cast<int64_t>(std::llround(d * 1000.0));
     via_double = true;
     return true;
@@ -339,6 +381,11 @@ void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacit
   }
   RawEvent e;
   bool ok = true;
+  const bool first = offset < b.first_offset;
+  if (first) {
+    b.first_offset = offset;
+    b.first_ts_ns = kNoId;
+  }
   for (auto field : obj) {
     simdjson::ondemand::raw_json_string key;
     if (field.key().get(key) != simdjson::SUCCESS) {
@@ -352,10 +399,12 @@ void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacit
     }
     if (key == "ph") {
       std::string_view ph;
-      if (v.get_string().get(ph) == simdjson::SUCCESS && ph.size() == 1) e.ph = ph[0];
+      if (v.get_string().get(ph) == simdjson::SUCCESS && ph.size() == 1)
+        e.ph = ph[0];
     } else if (key == "cat") {
       std::string_view cat;
-      if (v.get_string().get(cat) == simdjson::SUCCESS) e.cat = cat;
+      if (v.get_string().get(cat) == simdjson::SUCCESS)
+        e.cat = cat;
     } else if (key == "name") {
       std::string_view name;
       if (v.get_string().get(name) == simdjson::SUCCESS) {
@@ -409,7 +458,8 @@ void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacit
   }
   bool known = true;
   TraceEventKind kind = e.ph == 'X' || e.ph == 'B' || e.ph == 'E' ? KindOf(e.cat, known) : TraceEventKind::kInstant;
-  if (!known) b.diagnostics.Add(DiagnosticId::k_unknown_category, offset, std::string(e.cat));
+  if (!known)
+    b.diagnostics.Add(DiagnosticId::k_unknown_category, offset, std::string(e.cat));
   if (kind == TraceEventKind::kPythonFunction && !b.keep_python_functions) {
     b.diagnostics.Add(DiagnosticId::k_python_functions_skipped, offset, "");
     return;
@@ -424,8 +474,10 @@ void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacit
     b.diagnostics.Add(DiagnosticId::k_bad_number, offset, std::string(e.ts_text.substr(0, 40)));
     return;
   }
-  if (truncated) b.diagnostics.Add(DiagnosticId::k_sub_ns_digits, offset, std::string(e.ts_text.substr(0, 40)));
-  if (via_double) b.diagnostics.Add(DiagnosticId::k_exponent_number, offset, std::string(e.ts_text.substr(0, 40)));
+  if (truncated)
+    b.diagnostics.Add(DiagnosticId::k_sub_ns_digits, offset, std::string(e.ts_text.substr(0, 40)));
+  if (via_double)
+    b.diagnostics.Add(DiagnosticId::k_exponent_number, offset, std::string(e.ts_text.substr(0, 40)));
   if (e.ph == 'X') {
     if (!e.has_dur) {
       b.diagnostics.Add(DiagnosticId::k_missing_dur, offset, Snippet(data, length));
@@ -446,7 +498,10 @@ void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacit
     b.begin_end.push_back({ts, offset, name, track, kind, e.ph == 'B'});
     return;
   }
-  if (ts < b.last_ts_ns) b.out_of_order = true;
+  if (first && e.ph == 'X' && e.cat != "Trace")
+    b.first_ts_ns = ts;
+  if (ts < b.last_ts_ns)
+    b.out_of_order = true;
   b.last_ts_ns = ts;
   b.ts_ns.push_back(ts);
   b.dur_ns.push_back(dur);

@@ -5,12 +5,12 @@
 // reader merges them and sorts by (ts, -dur, file offset), so the result does
 // not depend on the number of threads.
 
+#include <simdjson.h>
+
 #include <cstdint>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include <simdjson.h>
 
 #include "mfu/trace.h"
 #include "trace/trace_stats.h"
@@ -59,6 +59,9 @@ struct TraceBuilder {
   std::vector<BeginEnd> begin_end;
   DiagnosticCounter diagnostics;
   int64_t last_ts_ns = INT64_MIN;
+  // The first event this builder saw (file order within the builder).
+  uint64_t first_offset = UINT64_MAX;
+  int64_t first_ts_ns = kNoId;  // kNoId unless a complete non-"Trace" event
   bool out_of_order = false;
 
   simdjson::ondemand::parser parser;

@@ -20,7 +20,8 @@ inline void MergeIntervals(std::vector<Interval>& v) {
   std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
   size_t out = 0;
   for (const Interval& iv : v) {
-    if (iv.end <= iv.start) continue;
+    if (iv.end <= iv.start)
+      continue;
     if (out > 0 && iv.start <= v[out - 1].end) {
       v[out - 1].end = std::max(v[out - 1].end, iv.end);
     } else {
@@ -33,7 +34,8 @@ inline void MergeIntervals(std::vector<Interval>& v) {
 // Total length of merged (disjoint, sorted) intervals.
 inline int64_t TotalLength(const std::vector<Interval>& merged) {
   int64_t total = 0;
-  for (const Interval& iv : merged) total += iv.end - iv.start;
+  for (const Interval& iv : merged)
+    total += iv.end - iv.start;
   return total;
 }
 
@@ -44,7 +46,8 @@ inline std::vector<Interval> Intersect(const std::vector<Interval>& a, const std
   while (i < a.size() && j < b.size()) {
     int64_t lo = std::max(a[i].start, b[j].start);
     int64_t hi = std::min(a[i].end, b[j].end);
-    if (lo < hi) out.push_back({lo, hi});
+    if (lo < hi)
+      out.push_back({lo, hi});
     if (a[i].end < b[j].end) {
       ++i;
     } else {
@@ -59,13 +62,16 @@ inline std::vector<Interval> Subtract(const std::vector<Interval>& a, const std:
   std::vector<Interval> out;
   size_t j = 0;
   for (Interval iv : a) {
-    while (j < b.size() && b[j].end <= iv.start) ++j;
+    while (j < b.size() && b[j].end <= iv.start)
+      ++j;
     int64_t cursor = iv.start;
     for (size_t k = j; k < b.size() && b[k].start < iv.end; ++k) {
-      if (b[k].start > cursor) out.push_back({cursor, b[k].start});
+      if (b[k].start > cursor)
+        out.push_back({cursor, b[k].start});
       cursor = std::max(cursor, b[k].end);
     }
-    if (cursor < iv.end) out.push_back({cursor, iv.end});
+    if (cursor < iv.end)
+      out.push_back({cursor, iv.end});
   }
   return out;
 }
@@ -75,7 +81,8 @@ inline std::vector<Interval> Clip(const std::vector<Interval>& v, int64_t lo, in
   std::vector<Interval> out;
   for (const Interval& iv : v) {
     int64_t s = std::max(iv.start, lo), e = std::min(iv.end, hi);
-    if (s < e) out.push_back({s, e});
+    if (s < e)
+      out.push_back({s, e});
   }
   return out;
 }

@@ -17,11 +17,13 @@ const char* FindQuoteOrBackslash(const char* p, const char* end) {
   while (end - p >= 16) {
     __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
-    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    if (mask != 0)
+      return p + __builtin_ctz(static_cast<unsigned>(mask));
     p += 16;
   }
 #endif
-  while (p < end && *p != '"' && *p != '\\') ++p;
+  while (p < end && *p != '"' && *p != '\\')
+    ++p;
   return p;
 }
 
@@ -35,20 +37,47 @@ const char* FindStructural(const char* p, const char* end) {
   const __m128i close_bracket = _mm_set1_epi8(']');
   while (end - p >= 16) {
     __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, open_brace)),
-                               _mm_or_si128(_mm_cmpeq_epi8(v, close_brace),
-                                            _mm_or_si128(_mm_cmpeq_epi8(v, open_bracket),
-                                                         _mm_cmpeq_epi8(v, close_bracket))));
+    __m128i hit =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, open_brace)),
+                     _mm_or_si128(_mm_cmpeq_epi8(v, close_brace),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, open_bracket), _mm_cmpeq_epi8(v, close_bracket))));
     int mask = _mm_movemask_epi8(hit);
-    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    if (mask != 0)
+      return p + __builtin_ctz(static_cast<unsigned>(mask));
     p += 16;
   }
 #endif
-  while (p < end && *p != '"' && *p != '{' && *p != '}' && *p != '[' && *p != ']') ++p;
+  while (p < end && *p != '"' && *p != '{' && *p != '}' && *p != '[' && *p != ']')
+    ++p;
   return p;
 }
 
-bool IsSpaceOrComma(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == ','; }
+#if defined(__SSE2__)
+// Bit i set where block[i] == c, for a 64-byte block.
+inline uint64_t EqMask(const __m128i* v, char c) {
+  const __m128i needle = _mm_set1_epi8(c);
+  uint64_t m = 0;
+  for (int i = 0; i < 4; ++i) {
+    m |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v[i], needle)))) << (16 * i);
+  }
+  return m;
+}
+#endif
+
+// Bit i = xor of bits 0..i: the "inside a string" mask from quote positions.
+inline uint64_t PrefixXor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+bool IsSpaceOrComma(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == ',';
+}
 
 std::string Snippet(const char* p, const char* end) {
   size_t n = static_cast<size_t>(end - p);
@@ -58,7 +87,8 @@ std::string Snippet(const char* p, const char* end) {
 }  // namespace
 
 void TraceScanner::AppendMetadata(const char* begin, const char* end) {
-  if (begin >= end || metadata_truncated_) return;
+  if (begin >= end || metadata_truncated_)
+    return;
   size_t n = static_cast<size_t>(end - begin);
   if (metadata_.size() + n > kMaxMetadataBytes) {
     metadata_truncated_ = true;
@@ -74,8 +104,10 @@ void TraceScanner::Scan(const char* data, uint64_t base, size_t size, std::vecto
   while (p < end) {
     if (mode_ == Mode::kAfter) {
       const char* q = p;
-      while (q < end && IsSpaceOrComma(*q) && *q != ',') ++q;
-      if (q < end) diagnostics.Add(DiagnosticId::k_trailing_bytes, base + static_cast<uint64_t>(q - data), Snippet(q, end));
+      while (q < end && IsSpaceOrComma(*q) && *q != ',')
+        ++q;
+      if (q < end)
+        diagnostics.Add(DiagnosticId::k_trailing_bytes, base + static_cast<uint64_t>(q - data), Snippet(q, end));
       p = end;
       break;
     }
@@ -90,9 +122,11 @@ void TraceScanner::Scan(const char* data, uint64_t base, size_t size, std::vecto
           continue;
         }
         const char* q = FindQuoteOrBackslash(p, end);
-        if (string_at_depth1_ && key_.size() < 32) key_.append(p, static_cast<size_t>(std::min<ptrdiff_t>(q - p, 32)));
+        if (string_at_depth1_ && key_.size() < 32)
+          key_.append(p, static_cast<size_t>(std::min<ptrdiff_t>(q - p, 32)));
         p = q;
-        if (p == end) break;
+        if (p == end)
+          break;
         if (*p == '\\') {
           escaped_ = true;
           ++p;
@@ -106,14 +140,23 @@ void TraceScanner::Scan(const char* data, uint64_t base, size_t size, std::vecto
         }
         break;
       }
-      if (capture) AppendMetadata(segment, p);
+      if (capture)
+        AppendMetadata(segment, p);
       continue;
     }
+#if defined(__SSE2__)
+    if (mode_ == Mode::kEvents && end - p >= 64) {
+      p = ScanEventsFast(p, end, data, base, events);
+      continue;
+    }
+#endif
     // Between events at the array level every byte is checked; elsewhere skip
     // to the next quote or bracket.
     if (mode_ == Mode::kEvents && depth_ == 2) {
-      while (p < end && IsSpaceOrComma(*p)) ++p;
-      if (p == end) break;
+      while (p < end && IsSpaceOrComma(*p))
+        ++p;
+      if (p == end)
+        break;
       char c = *p;
       if (c != '{' && c != ']') {
         diagnostics.Add(DiagnosticId::k_event_not_object, base + static_cast<uint64_t>(p - data), Snippet(p, end));
@@ -128,13 +171,16 @@ void TraceScanner::Scan(const char* data, uint64_t base, size_t size, std::vecto
           ++p;
           continue;
         }
-        while (p < end && !IsSpaceOrComma(*p) && *p != ']' && *p != '{') ++p;
+        while (p < end && !IsSpaceOrComma(*p) && *p != ']' && *p != '{')
+          ++p;
         continue;
       }
     } else {
       p = FindStructural(p, end);
-      if (capture) AppendMetadata(segment, p);
-      if (p == end) break;
+      if (capture)
+        AppendMetadata(segment, p);
+      if (p == end)
+        break;
     }
     const uint64_t offset = base + static_cast<uint64_t>(p - data);
     const char c = *p++;
@@ -143,8 +189,8 @@ void TraceScanner::Scan(const char* data, uint64_t base, size_t size, std::vecto
   pos_ = base + size;
 }
 
-void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>& events,
-                                DiagnosticCounter& diagnostics, const char* where, const char* data_end) {
+void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>& events, DiagnosticCounter& diagnostics,
+                                const char* where, const char* data_end) {
   (void)diagnostics;
   (void)data_end;
   switch (c) {
@@ -155,7 +201,8 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
         string_at_depth1_ = true;
         key_.clear();
       }
-      if (mode_ == Mode::kObject) AppendMetadata(where, where + 1);
+      if (mode_ == Mode::kObject)
+        AppendMetadata(where, where + 1);
       return;
     case '{':
     case '[':
@@ -185,7 +232,8 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
         AppendMetadata(where, where + 1);
         return;
       }
-      if (mode_ == Mode::kEvents && depth_ == 3 && c == '{') event_start_ = offset;
+      if (mode_ == Mode::kEvents && depth_ == 3 && c == '{')
+        event_start_ = offset;
       return;
     case '}':
     case ']':
@@ -194,6 +242,7 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
         if (depth_ == 2 && c == '}' && event_start_ != kNone) {
           events.push_back({event_start_, static_cast<uint32_t>(offset + 1 - event_start_)});
           event_start_ = kNone;
+          last_event_end_ = offset + 1;
         } else if (depth_ == 1) {
           mode_ = Mode::kObject;
           last_key_is_events_ = false;
@@ -207,12 +256,79 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
       }
       if (mode_ == Mode::kObject) {
         AppendMetadata(where, where + 1);
-        if (depth_ == 0) mode_ = Mode::kAfter;
+        if (depth_ == 0)
+          mode_ = Mode::kAfter;
       }
       return;
     default:
       return;
   }
+}
+
+const char* TraceScanner::ScanEventsFast(const char* p, const char* end, const char* data, uint64_t base,
+                                         std::vector<EventSpan>& events) {
+#if defined(__SSE2__)
+  constexpr uint64_t kEvenBits = 0x5555555555555555ull;
+  uint64_t prev_in_string = in_string_ ? ~uint64_t{0} : 0;
+  uint64_t prev_escaped = escaped_ ? 1 : 0;
+  while (end - p >= 64 && mode_ == Mode::kEvents) {
+    __m128i v[4];
+    for (int i = 0; i < 4; ++i)
+      v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+    // Escaped characters (simdjson's find_escaped_branchless).
+    uint64_t backslash = EqMask(v, '\\') & ~prev_escaped;
+    const uint64_t follows_escape = backslash << 1 | prev_escaped;
+    const uint64_t odd_starts = backslash & ~kEvenBits & ~follows_escape;
+    uint64_t even_starts = 0;
+    prev_escaped = __builtin_add_overflow(odd_starts, backslash, &even_starts) ? 1 : 0;
+    const uint64_t escaped = (kEvenBits ^ (even_starts << 1)) & follows_escape;
+    const uint64_t quotes = EqMask(v, '"') & ~escaped;
+    const uint64_t in_string = PrefixXor(quotes) ^ prev_in_string;
+    prev_in_string = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
+    uint64_t brackets = (EqMask(v, '{') | EqMask(v, '}') | EqMask(v, '[') | EqMask(v, ']')) & ~in_string;
+    while (brackets != 0) {
+      const int bit = __builtin_ctzll(brackets);
+      brackets &= brackets - 1;
+      const char c = p[bit];
+      const uint64_t offset = base + static_cast<uint64_t>(p + bit - data);
+      if (c == '{' || c == '[') {
+        ++depth_;
+        if (depth_ == 3 && c == '{') {
+          event_start_ = offset;
+        }
+        continue;
+      }
+      --depth_;
+      if (depth_ == 2 && c == '}' && event_start_ != kNone) {
+        events.push_back({event_start_, static_cast<uint32_t>(offset + 1 - event_start_)});
+        event_start_ = kNone;
+        last_event_end_ = offset + 1;
+      } else if (depth_ == 1) {
+        // The events array closed: hand the rest to the byte scanner.
+        mode_ = Mode::kObject;
+        last_key_is_events_ = false;
+        in_string_ = false;
+        escaped_ = false;
+        if (bare_array_) {
+          AppendMetadata("}", "}" + 1);
+          depth_ = 0;
+          mode_ = Mode::kAfter;
+        }
+        return p + bit + 1;
+      }
+    }
+    p += 64;
+  }
+  in_string_ = prev_in_string != 0;
+  escaped_ = prev_escaped != 0;
+  return p;
+#else
+  (void)data;
+  (void)base;
+  (void)events;
+  (void)end;
+  return p;
+#endif
 }
 
 }  // namespace mfu::trace

@@ -50,6 +50,11 @@ class TraceScanner {
   static constexpr size_t kMaxMetadataBytes = 64u << 20;
 
   void AppendMetadata(const char* begin, const char* end);
+  // Inside the events array: 64 bytes at a time with bit masks (quotes,
+  // backslashes, brackets), as simdjson's stage 1 does. Returns where it
+  // stopped (fewer than 64 bytes left, or the array closed).
+  const char* ScanEventsFast(const char* p, const char* end, const char* data, uint64_t base,
+                             std::vector<EventSpan>& events);
   // Handles a structural byte outside strings; returns false to stop.
   void OnStructural(char c, uint64_t offset, std::vector<EventSpan>& events, DiagnosticCounter& diagnostics,
                     const char* where, const char* data_end);
@@ -60,13 +65,14 @@ class TraceScanner {
   bool in_string_ = false;
   bool escaped_ = false;
   bool string_at_depth1_ = false;
-  std::string key_;           // the depth-1 string being read (capped)
+  std::string key_;  // the depth-1 string being read (capped)
   bool last_key_is_events_ = false;
   bool saw_events_ = false;
   uint64_t event_start_ = kNone;
   std::string metadata_;
   bool metadata_truncated_ = false;
-  bool bare_array_ = false;  // the document is a bare JSON array of events
+  bool bare_array_ = false;      // the document is a bare JSON array of events
+  uint64_t last_event_end_ = 0;  // stream offset after the last event's '}'
 };
 
 }  // namespace mfu::trace

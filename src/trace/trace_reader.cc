@@ -2,6 +2,9 @@
 // pipeline on one or more threads, the merge of per-thread builders, the sort,
 // and the top-level metadata. See docs/trace.md for the pipeline.
 
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -13,10 +16,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "mfu/trace.h"
 #include "trace/event_parser.h"
@@ -27,22 +29,24 @@ namespace mfu {
 
 const char* TraceEventKindName(TraceEventKind kind) {
   static constexpr const char* kNames[kNumTraceEventKinds] = {
-      "cpu_op", "user_annotation", "python_function", "runtime", "kernel", "memcpy", "memset",
-      "gpu_user_annotation", "cuda_sync", "instant", "other"};
+      "cpu_op", "user_annotation",     "python_function", "runtime", "kernel", "memcpy",
+      "memset", "gpu_user_annotation", "cuda_sync",       "instant", "other"};
   return kNames[static_cast<size_t>(kind)];
 }
 
 uint64_t RankTrace::error_count() const {
   uint64_t n = 0;
   for (const auto& d : diagnostics) {
-    if (d.severity == Severity::kError) n += d.count;
+    if (d.severity == Severity::kError)
+      n += d.count;
   }
   return n;
 }
 
 std::string RankTrace::device_name() const {
   for (const auto& d : devices) {
-    if (!d.name.empty()) return d.name;
+    if (!d.name.empty())
+      return d.name;
   }
   return "";
 }
@@ -74,7 +78,8 @@ void DiagnosticCounter::Merge(const DiagnosticCounter& other) {
   for (size_t i = 0; i < kNumDiagnostics; ++i) {
     counts_[i] += other.counts_[i];
     for (const auto& ex : other.examples_[i]) {
-      if (examples_[i].size() < kMaxExamples) examples_[i].push_back(ex);
+      if (examples_[i].size() < kMaxExamples)
+        examples_[i].push_back(ex);
     }
   }
 }
@@ -129,7 +134,8 @@ class FileSource final : public ByteSource {
   ~FileSource() override { std::fclose(f_); }
   size_t Read(char* out, size_t n, std::string& error) override {
     size_t k = std::fread(out, 1, n, f_);
-    if (k < n && std::ferror(f_)) error = "read error";
+    if (k < n && std::ferror(f_))
+      error = "read error";
     return k;
   }
 
@@ -156,7 +162,8 @@ class GzipSource final : public ByteSource {
       if (z_.avail_in == 0) {
         size_t k = in_->Read(buffer_.data(), buffer_.size(), error);
         if (k == 0) {
-          if (!stream_end_) error = "truncated gzip stream";
+          if (!stream_end_)
+            error = "truncated gzip stream";
           done_ = true;
           break;
         }
@@ -187,17 +194,40 @@ class GzipSource final : public ByteSource {
 
 // A chunk of decompressed bytes with the complete events found in it.
 struct Batch {
-  std::vector<char> bytes;  // stream offsets [base, base + size), plus padding
+  std::vector<char> bytes;     // owned chunk (read path), with padding; empty for a mapping
+  const char* data = nullptr;  // stream offset `base` is data[0]
   uint64_t base = 0;
-  size_t size = 0;
+  size_t capacity = 0;  // readable bytes from data
   std::vector<EventSpan> spans;
+  bool mapped = false;
 };
 
 void ParseBatch(TraceBuilder& builder, const Batch& batch) {
+  std::vector<char> copy;
   for (const EventSpan& span : batch.spans) {
     const size_t at = static_cast<size_t>(span.offset - batch.base);
-    ParseEvent(builder, batch.bytes.data() + at, span.length, batch.bytes.size() - at, span.offset);
+    const size_t readable = batch.capacity - at;
+    if (readable >= span.length + kPadding) {
+      ParseEvent(builder, batch.data + at, span.length, readable, span.offset);
+      continue;
+    }
+    // Too close to the end of a mapping for simdjson's padding: copy.
+    copy.assign(batch.data + at, batch.data + at + span.length);
+    copy.resize(span.length + kPadding, '\0');
+    ParseEvent(builder, copy.data(), span.length, copy.size(), span.offset);
   }
+#if defined(MADV_DONTNEED)
+  // Drop parsed pages of a mapping from the resident set (they are re-read
+  // from the page cache if a neighbouring batch touches them again).
+  if (batch.mapped && !batch.spans.empty()) {
+    const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    const uint64_t lo = (batch.spans.front().offset + page - 1) / page * page;
+    const uint64_t hi = (batch.spans.back().offset + batch.spans.back().length) / page * page;
+    if (hi > lo) {
+      madvise(const_cast<char*>(batch.data) + (lo - batch.base), static_cast<size_t>(hi - lo), MADV_DONTNEED);
+    }
+  }
+#endif
 }
 
 // Runs the batches through `threads` builders (inline when 1).
@@ -209,7 +239,8 @@ class BatchRunner {
       b->keep_python_functions = keep_python;
     }
     if (builders_.size() > 1) {
-      for (size_t i = 0; i < builders_.size(); ++i) workers_.emplace_back([this, i] { Work(*builders_[i]); });
+      for (size_t i = 0; i < builders_.size(); ++i)
+        workers_.emplace_back([this, i] { Work(*builders_[i]); });
     }
   }
   ~BatchRunner() { Finish(); }
@@ -217,7 +248,8 @@ class BatchRunner {
   void Submit(Batch batch) {
     if (workers_.empty()) {
       ParseBatch(*builders_[0], batch);
-      Recycle(std::move(batch.bytes));
+      if (!batch.mapped)
+        Recycle(std::move(batch.bytes));
       return;
     }
     std::unique_lock<std::mutex> lock(mu_);
@@ -234,7 +266,8 @@ class BatchRunner {
       buf = std::move(pool_.back());
       pool_.pop_back();
     }
-    if (buf.size() < n) buf.resize(n);
+    if (buf.size() < n)
+      buf.resize(n);
     return buf;
   }
 
@@ -244,7 +277,8 @@ class BatchRunner {
       closing_ = true;
     }
     ready_.notify_all();
-    for (auto& t : workers_) t.join();
+    for (auto& t : workers_)
+      t.join();
     workers_.clear();
   }
 
@@ -257,18 +291,21 @@ class BatchRunner {
       {
         std::unique_lock<std::mutex> lock(mu_);
         ready_.wait(lock, [&] { return closing_ || !queue_.empty(); });
-        if (queue_.empty()) return;
+        if (queue_.empty())
+          return;
         batch = std::move(queue_.front());
         queue_.pop_front();
       }
       space_.notify_one();
       ParseBatch(builder, batch);
-      Recycle(std::move(batch.bytes));
+      if (!batch.mapped)
+        Recycle(std::move(batch.bytes));
     }
   }
   void Recycle(std::vector<char> bytes) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (pool_.size() < builders_.size() + 2) pool_.push_back(std::move(bytes));
+    if (pool_.size() < builders_.size() + 2)
+      pool_.push_back(std::move(bytes));
   }
 
   std::vector<std::unique_ptr<TraceBuilder>> builders_;
@@ -283,16 +320,88 @@ class BatchRunner {
 template <typename T>
 void Permute(std::vector<T>& column, const std::vector<uint32_t>& order) {
   std::vector<T> sorted(column.size());
-  for (size_t i = 0; i < order.size(); ++i) sorted[i] = column[order[i]];
+  for (size_t i = 0; i < order.size(); ++i)
+    sorted[i] = column[order[i]];
   column.swap(sorted);
 }
 
 // Concatenates the builders into `out` (ids remapped) and sorts the events by
 // (ts, -dur, file offset): deterministic for any thread count.
-void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrace& out,
-                  DiagnosticCounter& diagnostics) {
+// Order of events: (ts, longer first, file offset).
+struct SortKey {
+  int64_t ts;
+  int64_t neg_dur;
+  uint64_t offset;
+  uint32_t index;
+  bool operator<(const SortKey& o) const {
+    if (ts != o.ts)
+      return ts < o.ts;
+    if (neg_dur != o.neg_dur)
+      return neg_dur < o.neg_dur;
+    return offset < o.offset;
+  }
+};
+
+bool IsSorted(const RankTrace& t, const std::vector<uint64_t>& offsets) {
+  for (size_t i = 1; i < t.ts_ns.size(); ++i) {
+    SortKey a{t.ts_ns[i - 1], -t.dur_ns[i - 1], offsets[i - 1], 0};
+    SortKey b{t.ts_ns[i], -t.dur_ns[i], offsets[i], 0};
+    if (b < a)
+      return false;
+  }
+  return true;
+}
+
+// Sorts contiguous keys (not an index with a comparator that chases three
+// columns: that is cache-miss bound), on two threads when allowed, then
+// permutes the columns.
+void SortEvents(RankTrace& out, const std::vector<uint64_t>& offsets, int threads) {
+  const size_t n = out.ts_ns.size();
+  std::vector<SortKey> keys(n);
+  for (size_t i = 0; i < n; ++i)
+    keys[i] = {out.ts_ns[i], -out.dur_ns[i], offsets[i], static_cast<uint32_t>(i)};
+  if (threads >= 2 && n > 100000) {
+    auto mid = keys.begin() + static_cast<ptrdiff_t>(n / 2);
+    std::thread left([&] { std::sort(keys.begin(), mid); });
+    std::sort(mid, keys.end());
+    left.join();
+    std::inplace_merge(keys.begin(), mid, keys.end());
+  } else {
+    std::sort(keys.begin(), keys.end());
+  }
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i)
+    order[i] = keys[i].index;
+  keys = {};
+  auto permute_half = [&](bool first) {
+    if (first) {
+      Permute(out.ts_ns, order);
+      Permute(out.dur_ns, order);
+      Permute(out.kind, order);
+      Permute(out.name, order);
+    } else {
+      Permute(out.track, order);
+      Permute(out.correlation, order);
+      Permute(out.external_id, order);
+      Permute(out.collective, order);
+      Permute(out.shapes, order);
+    }
+  };
+  if (threads >= 2 && n > 100000) {
+    std::thread t([&] { permute_half(true); });
+    permute_half(false);
+    t.join();
+  } else {
+    permute_half(true);
+    permute_half(false);
+  }
+}
+
+void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrace& out, DiagnosticCounter& diagnostics,
+                  int threads) {
   size_t total = 0;
-  for (auto& b : builders) total += b->size();
+  for (auto& b : builders)
+    total += b->size();
   out.ts_ns.reserve(total);
   out.dur_ns.reserve(total);
   out.kind.reserve(total);
@@ -307,10 +416,16 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
   std::unordered_map<std::string, uint32_t> track_by_name;  // "pid\ttid" -> global track
   bool out_of_order = false;
   std::vector<BeginEnd> begin_end;
+  uint64_t first_offset = UINT64_MAX;
   for (auto& bp : builders) {
     TraceBuilder& b = *bp;
+    if (b.first_offset < first_offset) {
+      first_offset = b.first_offset;
+      out.first_event_ts_ns = b.first_ts_ns;
+    }
     std::vector<uint32_t> string_map(b.strings.size());
-    for (uint32_t i = 0; i < b.strings.size(); ++i) string_map[i] = out.strings.Intern(b.strings.Get(i));
+    for (uint32_t i = 0; i < b.strings.size(); ++i)
+      string_map[i] = out.strings.Intern(b.strings.Get(i));
     std::vector<uint32_t> track_map(b.tracks.size());
     for (uint32_t i = 0; i < b.tracks.size(); ++i) {
       const TraceTrack& t = b.tracks[i];
@@ -325,14 +440,17 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
     const auto collective_base = static_cast<uint32_t>(out.collectives.size());
     for (CollectiveArgs c : b.collectives) {
       for (uint32_t* s : {&c.collective, &c.dtype, &c.pg_name, &c.pg_desc, &c.pg_ranks}) {
-        if (*s != kNoString) *s = string_map[*s];
+        if (*s != kNoString)
+          *s = string_map[*s];
       }
       out.collectives.push_back(c);
     }
     const auto shapes_base = static_cast<uint32_t>(out.op_shapes.size());
     for (OpShapes& s : b.op_shapes) {
-      for (uint32_t& t : s.input_types) t = string_map[t];
-      for (uint32_t& t : s.concrete_inputs) t = string_map[t];
+      for (uint32_t& t : s.input_types)
+        t = string_map[t];
+      for (uint32_t& t : s.concrete_inputs)
+        t = string_map[t];
       out.op_shapes.push_back(std::move(s));
     }
     for (size_t i = 0; i < b.size(); ++i) {
@@ -385,34 +503,21 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
     offsets.push_back(b.offset);
   }
   for (auto& [track, stack] : open) {
-    for (const BeginEnd& b : stack) diagnostics.Add(DiagnosticId::k_unmatched_begin_end, b.offset, "B without E");
+    for (const BeginEnd& b : stack)
+      diagnostics.Add(DiagnosticId::k_unmatched_begin_end, b.offset, "B without E");
   }
-  if (out_of_order || builders.size() > 1 || !begin_end.empty()) {
-    std::vector<uint32_t> order(out.ts_ns.size());
-    std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      if (out.ts_ns[a] != out.ts_ns[b]) return out.ts_ns[a] < out.ts_ns[b];
-      if (out.dur_ns[a] != out.dur_ns[b]) return out.dur_ns[a] > out.dur_ns[b];
-      return offsets[a] < offsets[b];
-    });
-    Permute(out.ts_ns, order);
-    Permute(out.dur_ns, order);
-    Permute(out.kind, order);
-    Permute(out.name, order);
-    Permute(out.track, order);
-    Permute(out.correlation, order);
-    Permute(out.external_id, order);
-    Permute(out.collective, order);
-    Permute(out.shapes, order);
-  }
-  if (out_of_order) diagnostics.Add(DiagnosticId::k_out_of_order, 0, "");
+  if (!IsSorted(out, offsets))
+    SortEvents(out, offsets, threads);
+  if (out_of_order)
+    diagnostics.Add(DiagnosticId::k_out_of_order, 0, "");
 }
 
 std::vector<int64_t> ParseRanks(const nlohmann::json& j) {
   std::vector<int64_t> ranks;
   if (j.is_array()) {
     for (const auto& r : j) {
-      if (r.is_number_integer()) ranks.push_back(r.get<int64_t>());
+      if (r.is_number_integer())
+        ranks.push_back(r.get<int64_t>());
     }
   }
   return ranks;
@@ -432,7 +537,8 @@ void ReadMetadata(const std::string& text, RankTrace& out, DiagnosticCounter& di
     }
     if (auto it = meta.find("deviceProperties"); it != meta.end() && it->is_array()) {
       for (const auto& d : *it) {
-        if (!d.is_object()) continue;
+        if (!d.is_object())
+          continue;
         DeviceInfo info;
         info.id = d.value("id", int64_t{-1});
         info.name = d.value("name", std::string());
@@ -448,11 +554,13 @@ void ReadMetadata(const std::string& text, RankTrace& out, DiagnosticCounter& di
       out.backend = di.value("backend", std::string());
       if (auto pg = di.find("pg_config"); pg != di.end() && pg->is_array()) {
         for (const auto& g : *pg) {
-          if (!g.is_object()) continue;
+          if (!g.is_object())
+            continue;
           ProcessGroup group;
           group.name = g.value("pg_name", std::string());
           group.desc = g.value("pg_desc", std::string());
-          if (auto r = g.find("ranks"); r != g.end()) group.ranks = ParseRanks(*r);
+          if (auto r = g.find("ranks"); r != g.end())
+            group.ranks = ParseRanks(*r);
           out.process_groups.push_back(std::move(group));
         }
       }
@@ -462,6 +570,10 @@ void ReadMetadata(const std::string& text, RankTrace& out, DiagnosticCounter& di
   }
 }
 
+StatusOr<RankTrace> Finish(RankTrace out, TraceScanner& scanner, BatchRunner& runner, DiagnosticCounter& diagnostics,
+                           uint64_t total, const std::string& read_error, std::string_view origin,
+                           const TraceParseOptions& options);
+
 StatusOr<RankTrace> ParseStream(ByteSource& source, std::string_view origin, const TraceParseOptions& options) {
   RankTrace out;
   out.path = std::string(origin);
@@ -469,12 +581,13 @@ StatusOr<RankTrace> ParseStream(ByteSource& source, std::string_view origin, con
   TraceScanner scanner;
   BatchRunner runner(options.threads, options.keep_python_functions);
   std::vector<char> buf = runner.Buffer(kChunkBytes + kPadding);
-  uint64_t base = 0;     // stream offset of buf[0]
-  size_t filled = 0;     // valid bytes in buf
+  uint64_t base = 0;  // stream offset of buf[0]
+  size_t filled = 0;  // valid bytes in buf
   std::string read_error;
   uint64_t total = 0;
   while (true) {
-    if (buf.size() < filled + kChunkBytes + kPadding) buf.resize(filled + kChunkBytes + kPadding);
+    if (buf.size() < filled + kChunkBytes + kPadding)
+      buf.resize(filled + kChunkBytes + kPadding);
     size_t n = source.Read(buf.data() + filled, kChunkBytes, read_error);
     total += n;
     filled += n;
@@ -487,34 +600,74 @@ StatusOr<RankTrace> ParseStream(ByteSource& source, std::string_view origin, con
     std::memcpy(next.data(), buf.data() + keep_at, filled - keep_at);
     if (!batch.spans.empty()) {
       batch.bytes = std::move(buf);
+      batch.data = batch.bytes.data();
+      batch.capacity = batch.bytes.size();
       batch.base = base;
-      batch.size = filled;
       runner.Submit(std::move(batch));
     }
     buf = std::move(next);
     filled -= keep_at;
     base = keep;
-    if (n == 0 || !read_error.empty()) break;
+    if (n == 0 || !read_error.empty())
+      break;
   }
+  return Finish(std::move(out), scanner, runner, diagnostics, total, read_error, origin, options);
+}
+
+// Zero-copy path for plain files: scanner and parsers read the mapping, and
+// parsed pages are dropped from the resident set as batches complete.
+StatusOr<RankTrace> ParseMapped(const char* map, size_t size, std::string_view origin,
+                                const TraceParseOptions& options) {
+  RankTrace out;
+  out.path = std::string(origin);
+  DiagnosticCounter diagnostics;
+  TraceScanner scanner;
+  BatchRunner runner(options.threads, options.keep_python_functions);
+  size_t scanned = 0;
+  while (scanned < size) {
+    const size_t limit = std::min(size, scanned + kChunkBytes);
+    Batch batch;
+    scanner.Scan(map, 0, limit, batch.spans, diagnostics);
+    scanned = limit;
+    if (batch.spans.empty())
+      continue;
+    batch.data = map;
+    batch.base = 0;
+    batch.capacity = size;
+    batch.mapped = true;
+    runner.Submit(std::move(batch));
+  }
+  return Finish(std::move(out), scanner, runner, diagnostics, size, "", origin, options);
+}
+
+StatusOr<RankTrace> Finish(RankTrace out, TraceScanner& scanner, BatchRunner& runner, DiagnosticCounter& diagnostics,
+                           uint64_t total, const std::string& read_error, std::string_view origin,
+                           const TraceParseOptions& options) {
   runner.Finish();
   out.input_bytes = total;
-  if (!read_error.empty() && total == 0) return ParseError(std::string(origin) + ": " + read_error);
+  if (!read_error.empty() && total == 0)
+    return ParseError(std::string(origin) + ": " + read_error);
   if (scanner.inside_events() || (!read_error.empty())) {
     diagnostics.Add(DiagnosticId::k_truncated_input, total,
                     read_error.empty() ? "end of input inside traceEvents" : read_error);
   }
-  if (scanner.metadata_truncated()) diagnostics.Add(DiagnosticId::k_metadata_too_large, 0, "");
-  MergeAndSort(runner.builders(), out, diagnostics);
+  if (scanner.metadata_truncated())
+    diagnostics.Add(DiagnosticId::k_metadata_too_large, 0, "");
+  MergeAndSort(runner.builders(), out, diagnostics, options.threads);
   if (!scanner.saw_events()) {
     return ParseError(std::string(origin) + ": not a Kineto/Chrome trace (no traceEvents array found in " +
                       std::to_string(total) + " bytes)");
   }
   // The metadata text is complete only when the top-level object closed.
   std::string meta = scanner.metadata_json();
-  if (!scanner.finished()) meta += "]}";
+  if (!scanner.finished())
+    meta += "]}";
   ReadMetadata(meta, out, diagnostics);
   if (out.base_time_ns != 0) {
-    for (auto& ts : out.ts_ns) ts += out.base_time_ns;
+    for (auto& ts : out.ts_ns)
+      ts += out.base_time_ns;
+    if (out.first_event_ts_ns != kNoId)
+      out.first_event_ts_ns += out.base_time_ns;
   }
   out.diagnostics = diagnostics.Finish();
   if (out.num_events() == 0 && out.error_count() > 0) {
@@ -553,10 +706,25 @@ StatusOr<RankTrace> ParseTraceBuffer(std::string_view json, std::string_view ori
 
 StatusOr<RankTrace> ParseTraceFile(const std::string& path, const TraceParseOptions& options) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return NotFoundError(path + ": cannot open file (" + std::strerror(errno) + ")");
+  if (!f)
+    return NotFoundError(path + ": cannot open file (" + std::strerror(errno) + ")");
   if (trace::IsGzip(f)) {
     trace::GzipSource source(std::make_unique<trace::FileSource>(f));
     return trace::ParseStream(source, path, options);
+  }
+  // Plain JSON: map it (no copy through read()); fall back to reading.
+  const int fd = fileno(f);
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && st.st_size > 0) {
+    const auto size = static_cast<size_t>(st.st_size);
+    void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map != MAP_FAILED) {
+      madvise(map, size, MADV_SEQUENTIAL);
+      auto result = trace::ParseMapped(static_cast<const char*>(map), size, path, options);
+      munmap(map, size);
+      std::fclose(f);
+      return result;
+    }
   }
   trace::FileSource source(f);
   return trace::ParseStream(source, path, options);
@@ -574,7 +742,8 @@ StatusOr<std::vector<RankTrace>> ParseTraceSet(const std::string& path, const Tr
       }
     }
     std::sort(files.begin(), files.end());
-    if (files.empty()) return NotFoundError(path + ": no *.json or *.json.gz trace files in this directory");
+    if (files.empty())
+      return NotFoundError(path + ": no *.json or *.json.gz trace files in this directory");
   } else {
     files.push_back(path);
   }
@@ -586,7 +755,8 @@ StatusOr<std::vector<RankTrace>> ParseTraceSet(const std::string& path, const Tr
       size_t i;
       {
         std::lock_guard<std::mutex> lock(mu);
-        if (next >= files.size()) return;
+        if (next >= files.size())
+          return;
         i = next++;
       }
       results[i] = ParseTraceFile(files[i], options);
@@ -594,12 +764,15 @@ StatusOr<std::vector<RankTrace>> ParseTraceSet(const std::string& path, const Tr
   };
   std::vector<std::thread> threads;
   int n = std::max(1, std::min<int>(max_parallel, static_cast<int>(files.size())));
-  for (int t = 1; t < n; ++t) threads.emplace_back(work);
+  for (int t = 1; t < n; ++t)
+    threads.emplace_back(work);
   work();
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   std::vector<RankTrace> traces;
   for (auto& r : results) {
-    if (!r.ok()) return r.status();
+    if (!r.ok())
+      return r.status();
     traces.push_back(std::move(r).value());
   }
   std::stable_sort(traces.begin(), traces.end(), [](const RankTrace& a, const RankTrace& b) {

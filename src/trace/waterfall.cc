@@ -1,1 +1,287 @@
-// placeholder
+// The MFU waterfall (trace_waterfall.h): interval unions per layer, then
+// buckets by subtraction so that they sum to the step time by construction.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "mfu/trace_waterfall.h"
+#include "trace/intervals.h"
+
+namespace mfu {
+namespace {
+
+using trace::Interval;
+
+// GPU events of one window, split into the layers the buckets come from.
+struct Layers {
+  std::vector<Interval> all, compute, matrix, matrix_with_flops, comm, mem;
+  double matrix_flops = 0;
+  double non_matrix_flops = 0;
+  double at_peak_ns = 0;
+  double flops_without_peak = 0;
+  std::array<double, kNumDTypes> matrix_flops_by_dtype{};
+};
+
+Layers CollectLayers(const RankTrace& trace, std::span<const KernelClass> classes, const FlopsAttribution& attribution,
+                     const Accelerator& gpu, int64_t lo, int64_t hi) {
+  Layers l;
+  for (size_t i = 0; i < trace.num_events(); ++i) {
+    const TraceEventKind kind = trace.kind[i];
+    if (!IsGpuActivity(kind))
+      continue;
+    const int64_t start = std::max(trace.ts_ns[i], lo), end = std::min(trace.end_ns(i), hi);
+    if (start >= end)
+      continue;  // outside the window, or zero length (no time to place)
+    const Interval iv{start, end};
+    const double fraction = static_cast<double>(end - start) / static_cast<double>(trace.dur_ns[i]);
+    const double flops = attribution.flops[i] * fraction;
+    const KernelClass cls = classes[i];
+    l.all.push_back(iv);
+    if (kind == TraceEventKind::kMemcpy || kind == TraceEventKind::kMemset || cls == KernelClass::kMemcpy ||
+        cls == KernelClass::kMemset) {
+      l.mem.push_back(iv);
+      l.non_matrix_flops += flops;
+      continue;
+    }
+    switch (cls) {
+      case KernelClass::kGemm:
+      case KernelClass::kAttention:
+      case KernelClass::kConvolution: {
+        l.compute.push_back(iv);
+        l.matrix.push_back(iv);
+        if (flops <= 0)
+          break;
+        const OpCost* cost = attribution.cost_of(i);
+        const double peak = cost != nullptr ? DensePeakFlopsPerS(gpu, cost->dtype) : 0;
+        l.matrix_flops += flops;
+        if (peak <= 0) {
+          l.flops_without_peak += flops;
+          break;
+        }
+        l.matrix_flops_by_dtype[static_cast<size_t>(cost->dtype)] += flops;
+        l.at_peak_ns += flops / peak * 1e9;
+        l.matrix_with_flops.push_back(iv);
+        break;
+      }
+      case KernelClass::kElementwise:
+      case KernelClass::kReduction:
+        l.compute.push_back(iv);
+        l.non_matrix_flops += flops;
+        break;
+      case KernelClass::kCommunication:
+        l.comm.push_back(iv);
+        l.non_matrix_flops += flops;
+        break;
+      default:  // unclassified: busy, but never silently called compute
+        l.non_matrix_flops += flops;
+        break;
+    }
+  }
+  for (auto* v : {&l.all, &l.compute, &l.matrix, &l.matrix_with_flops, &l.comm, &l.mem})
+    trace::MergeIntervals(*v);
+  return l;
+}
+
+double Ratio(double num, double den) {
+  return den > 0 ? num / den : 0;
+}
+
+void FillBuckets(const Layers& l, StepWaterfall& w) {
+  const int64_t t = w.step_ns();
+  w.busy_ns = trace::TotalLength(l.all);
+  w.compute_ns = trace::TotalLength(l.compute);
+  w.matrix_ns = trace::TotalLength(l.matrix);
+  w.matrix_with_flops_ns = trace::TotalLength(l.matrix_with_flops);
+  const std::vector<Interval> comm_exposed = trace::Subtract(l.comm, l.compute);
+  const int64_t exposed_comm = trace::TotalLength(comm_exposed);
+  const int64_t exposed_mem = trace::TotalLength(trace::Subtract(trace::Subtract(l.mem, l.compute), l.comm));
+
+  w.matrix_flops = l.matrix_flops;
+  w.non_matrix_flops = l.non_matrix_flops;
+  w.matrix_flops_without_peak = l.flops_without_peak;
+  w.at_peak_exact_ns = l.at_peak_ns;
+  const int64_t at_peak_raw = std::llround(l.at_peak_ns);
+  const int64_t at_peak = std::clamp<int64_t>(at_peak_raw, 0, w.matrix_with_flops_ns);
+  w.over_peak_ns = std::max<int64_t>(0, at_peak_raw - w.matrix_with_flops_ns);
+
+  auto set = [&w](WaterfallBucket b, int64_t v) { w.bucket_ns[static_cast<size_t>(b)] = v; };
+  set(WaterfallBucket::kIdle, t - w.busy_ns);
+  set(WaterfallBucket::kExposedCommunication, exposed_comm);
+  set(WaterfallBucket::kExposedMemcpy, exposed_mem);
+  set(WaterfallBucket::kUnattributed, w.busy_ns - w.compute_ns - exposed_comm - exposed_mem);
+  set(WaterfallBucket::kNonMatrixKernels, w.compute_ns - w.matrix_ns);
+  set(WaterfallBucket::kMatrixUnknownFlops, w.matrix_ns - w.matrix_with_flops_ns);
+  set(WaterfallBucket::kMatrixBelowPeak, w.matrix_with_flops_ns - at_peak);
+  set(WaterfallBucket::kMatrixAtPeak, at_peak);
+
+  const double at_peak_d = static_cast<double>(at_peak);
+  w.compute_share = Ratio(static_cast<double>(w.compute_ns), static_cast<double>(t));
+  w.matrix_share = Ratio(static_cast<double>(w.matrix_ns), static_cast<double>(w.compute_ns));
+  w.matrix_efficiency = Ratio(at_peak_d, static_cast<double>(w.matrix_ns));
+  w.mfu_hw = Ratio(at_peak_d, static_cast<double>(t));
+  w.coverage = Ratio(static_cast<double>(w.matrix_with_flops_ns), static_cast<double>(w.matrix_ns));
+}
+
+StatusOr<ModelStepMfu> ModelMfu(const ModelStepInput& in, const Layers& l, const Accelerator& gpu, int64_t step_ns) {
+  if (in.model == nullptr)
+    return InvalidArgumentError("waterfall: the model input has no model");
+  if (!(in.tokens_per_step > 0))
+    return InvalidArgumentError("waterfall: tokens per step must be > 0");
+  MFU_ASSIGN_OR_RETURN(TrainingFlops tf, ComputeTrainingFlops(*in.model, in.convention, in.seq_len, in.recompute));
+  ModelStepMfu m;
+  if (in.precision) {
+    m.precision = *in.precision;
+  } else {
+    auto top = std::max_element(l.matrix_flops_by_dtype.begin(), l.matrix_flops_by_dtype.end());
+    m.precision = *top > 0 ? static_cast<DType>(top - l.matrix_flops_by_dtype.begin()) : DType::kBf16;
+  }
+  m.peak_flops_per_s = DensePeakFlopsPerS(gpu, m.precision);
+  if (!(m.peak_flops_per_s > 0)) {
+    return InvalidArgumentError("waterfall: " + gpu.id + " has no dense " + DTypeName(m.precision) + " peak");
+  }
+  const double forward = tf.forward.total();
+  m.model_flops = (in.training ? tf.model_per_token : forward) * in.tokens_per_step;
+  m.hardware_flops = (in.training ? tf.hardware_per_token : forward) * in.tokens_per_step;
+  m.executed_flops = l.matrix_flops;
+  const double capacity = static_cast<double>(step_ns) * 1e-9 * m.peak_flops_per_s;
+  m.mfu = m.model_flops / capacity;
+  m.hfu = m.hardware_flops / capacity;
+  m.executed_over_model = Ratio(m.executed_flops, m.model_flops);
+  return m;
+}
+
+struct Window {
+  std::string label;
+  int64_t start = 0;
+  int64_t end = 0;
+};
+
+std::vector<Window> StepWindows(const RankTrace& trace, std::span<const uint32_t> launches, StepTimeKind kind) {
+  std::vector<Window> windows;
+  const std::vector<ProfilerStepInfo> steps = FindProfilerSteps(trace, launches);
+  for (const ProfilerStepInfo& step : steps) {
+    if (kind == StepTimeKind::kCpuStep) {
+      windows.push_back({step.name, step.cpu_start_ns, step.cpu_end_ns});
+    } else if (step.num_gpu_ops > 0 && step.gpu_start_ns < step.gpu_end_ns) {
+      windows.push_back({step.name, step.gpu_start_ns, step.gpu_end_ns});
+    }
+  }
+  if (!steps.empty())
+    return windows;
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < trace.num_events(); ++i) {
+    if (!IsGpuActivity(trace.kind[i]))
+      continue;
+    lo = std::min(lo, trace.ts_ns[i]);
+    hi = std::max(hi, trace.end_ns(i));
+  }
+  if (lo < hi)
+    windows.push_back({"trace", lo, hi});
+  return windows;
+}
+
+}  // namespace
+
+const char* WaterfallBucketName(WaterfallBucket bucket) {
+  switch (bucket) {
+    case WaterfallBucket::kIdle:
+      return "idle";
+    case WaterfallBucket::kExposedCommunication:
+      return "exposed_communication";
+    case WaterfallBucket::kExposedMemcpy:
+      return "exposed_memcpy";
+    case WaterfallBucket::kUnattributed:
+      return "[unattributed]";
+    case WaterfallBucket::kNonMatrixKernels:
+      return "non_matrix_kernels";
+    case WaterfallBucket::kMatrixUnknownFlops:
+      return "matrix_unknown_flops";
+    case WaterfallBucket::kMatrixBelowPeak:
+      return "matrix_below_peak";
+    case WaterfallBucket::kMatrixAtPeak:
+      return "matrix_at_peak";
+  }
+  return "?";
+}
+
+StatusOr<StepWaterfall> ComputeWaterfall(const RankTrace& trace, std::span<const KernelClass> classes,
+                                         const FlopsAttribution& attribution, int64_t start_ns, int64_t end_ns,
+                                         std::string label, const WaterfallOptions& options) {
+  if (end_ns <= start_ns) {
+    return InvalidArgumentError("waterfall: window '" + label + "' is empty (" + std::to_string(start_ns) +
+                                " >= " + std::to_string(end_ns) + ")");
+  }
+  if (options.gpu == nullptr)
+    return InvalidArgumentError("waterfall: no accelerator to take peaks from");
+  StepWaterfall w;
+  w.label = std::move(label);
+  w.start_ns = start_ns;
+  w.end_ns = end_ns;
+  const Layers layers = CollectLayers(trace, classes, attribution, *options.gpu, start_ns, end_ns);
+  FillBuckets(layers, w);
+  if (options.model) {
+    MFU_ASSIGN_OR_RETURN(w.model, ModelMfu(*options.model, layers, *options.gpu, w.step_ns()));
+  }
+  return w;
+}
+
+StatusOr<std::vector<StepWaterfall>> ComputeStepWaterfalls(const RankTrace& trace, std::span<const KernelClass> classes,
+                                                           std::span<const uint32_t> launches,
+                                                           const FlopsAttribution& attribution,
+                                                           const WaterfallOptions& options) {
+  std::vector<Window> windows = StepWindows(trace, launches, options.step_time);
+  if (windows.empty())
+    return NotFoundError(trace.path + ": no GPU activity to build a waterfall from");
+  std::vector<StepWaterfall> out;
+  out.reserve(windows.size());
+  for (Window& win : windows) {
+    MFU_ASSIGN_OR_RETURN(StepWaterfall w, ComputeWaterfall(trace, classes, attribution, win.start, win.end,
+                                                           std::move(win.label), options));
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+Status CheckConsistency(const StepWaterfall& w) {
+  auto fail = [&w](const std::string& what) { return InternalError("waterfall '" + w.label + "': " + what); };
+  const int64_t t = w.step_ns();
+  if (t <= 0)
+    return fail("step time " + std::to_string(t) + " ns is not positive");
+  int64_t sum = 0;
+  for (size_t b = 0; b < kNumWaterfallBuckets; ++b) {
+    if (w.bucket_ns[b] < 0) {
+      return fail(std::string("bucket ") + WaterfallBucketName(static_cast<WaterfallBucket>(b)) + " is negative (" +
+                  std::to_string(w.bucket_ns[b]) + " ns)");
+    }
+    sum += w.bucket_ns[b];
+  }
+  if (sum != t)
+    return fail("buckets sum to " + std::to_string(sum) + " ns, step is " + std::to_string(t) + " ns");
+  if (!(w.matrix_with_flops_ns <= w.matrix_ns && w.matrix_ns <= w.compute_ns && w.compute_ns <= w.busy_ns &&
+        w.busy_ns <= t)) {
+    return fail("layers do not nest (matrix_with_flops <= matrix <= compute <= busy <= step)");
+  }
+  if (w[WaterfallBucket::kIdle] != t - w.busy_ns)
+    return fail("idle != step - busy");
+  if (w[WaterfallBucket::kMatrixUnknownFlops] + w[WaterfallBucket::kMatrixBelowPeak] +
+          w[WaterfallBucket::kMatrixAtPeak] !=
+      w.matrix_ns) {
+    return fail("matrix buckets do not sum to the matrix time");
+  }
+  if (w[WaterfallBucket::kNonMatrixKernels] != w.compute_ns - w.matrix_ns)
+    return fail("non-matrix != compute - matrix");
+  const double product = w.compute_share * w.matrix_share * w.matrix_efficiency;
+  if (std::fabs(product - w.mfu_hw) > 1e-9) {
+    return fail("compute share x matrix share x efficiency = " + std::to_string(product) + " != MFU_hw " +
+                std::to_string(w.mfu_hw));
+  }
+  return Status::Ok();
+}
+
+}  // namespace mfu

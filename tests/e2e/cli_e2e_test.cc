@@ -152,6 +152,50 @@ TEST(Cli, HelpAndVersion) {
   EXPECT_EQ(RunMfu({"--version"}).exit_code, 0);
 }
 
+// mfu trace on the 8-rank DLRM set (param, MIT): with --hta-compat the JSON
+// reproduces HTA's get_temporal_breakdown (hta-reference-outputs.md section 3:
+// rank 0 idle 6419, compute 1034, non-compute 5556, kernel time 13009 us;
+// overlap 4.50%) and its stragglers [2, 7].
+TEST(CliTrace, HtaCompatJsonFields) {
+  Result r = RunMfu({"trace", SourcePath("tests/data/traces/dlrm_kineto"), "--hta-compat", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  ASSERT_EQ(j["ranks"].size(), 8u);
+  const auto& rank0 = j["ranks"][0];
+  EXPECT_EQ(rank0["rank"], 0);
+  EXPECT_DOUBLE_EQ(rank0["temporal"]["idle_us"].get<double>(), 6419);
+  EXPECT_DOUBLE_EQ(rank0["temporal"]["compute_us"].get<double>(), 1034);
+  EXPECT_DOUBLE_EQ(rank0["temporal"]["non_compute_us"].get<double>(), 5556);
+  EXPECT_DOUBLE_EQ(rank0["temporal"]["span_us"].get<double>(), 13009);
+  EXPECT_NEAR(rank0["overlap_pct"].get<double>(), 4.50, 0.005);
+  EXPECT_TRUE(rank0["steps"].is_array());
+  EXPECT_EQ(j["collectives"]["hta_stragglers"], nlohmann::json::array({2, 7}));
+}
+
+TEST(CliTrace, WaterfallSumsToStepTime) {
+  Result r = RunMfu(
+      {"trace", SourcePath("tests/data/traces/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& w = j["ranks"][0]["waterfall"];
+  double sum = 0;
+  for (const auto& [name, us] : w["buckets_us"].items())
+    sum += us.get<double>();
+  EXPECT_NEAR(sum, w["step_us"].get<double>(), 1e-6);
+  EXPECT_NEAR(w["mfu_hw"].get<double>(),
+              w["compute_share"].get<double>() * w["matrix_share"].get<double>() * w["matrix_efficiency"].get<double>(),
+              1e-12);
+}
+
+TEST(CliTrace, CsvAndText) {
+  Result r = RunMfu({"trace", SourcePath("tests/data/traces/b200_vllm_eager.json.gz")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("b200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("communication"), std::string::npos);  // ncclDevKernel_* classified
+  EXPECT_NE(r.out.find("diagnostics:"), std::string::npos);
+}
+
 // --- bad input: usage errors exit 2, data errors exit 1 ---
 
 TEST(Cli, HelpForNestedCommandsAndTypos) {
@@ -233,6 +277,14 @@ TEST(CliErrors, BadConfigFilesAreDataErrors) {
                      "unsupported model type 'bert'");
   ExpectOneLineError(RunMfu({"flops", "--model", SourcePath("tests/data/bad_configs/no_such_file.json")}), 1,
                      "cannot open file");
+}
+
+TEST(CliErrors, BadTraces) {
+  ExpectOneLineError(RunMfu({"trace", SourcePath("tests/data/bad_configs/malformed.json")}), 1, "malformed.json");
+  ExpectOneLineError(RunMfu({"trace", SourcePath("tests/data/no_such_trace.json")}), 1, "cannot open file");
+  ExpectOneLineError(RunMfu({"trace", SourcePath("tests/data/traces/triton.json.gz"), "--tokens-per-step", "4k"}), 2,
+                     "--model");
+  ExpectOneLineError(RunMfu({"trace", SourcePath("tests/data/traces/triton.json.gz"), "--gpu", "h1000"}), 2, "h1000");
 }
 
 TEST(CliErrors, BadHardwareFile) {

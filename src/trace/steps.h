@@ -1,0 +1,36 @@
+#pragma once
+
+// Analysis windows, internally: which GPU operations a TraceWindow covers.
+// The public half (LinkLaunches, FindProfilerSteps, the window constructors)
+// is declared in mfu/trace_breakdown.h.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "mfu/trace.h"
+#include "mfu/trace_breakdown.h"
+
+namespace mfu::trace {
+
+// True when event `i` is a GPU op (kernel, memcpy, memset) that `window`
+// covers: every GPU op for a whole-trace window, else one whose launching
+// runtime event starts inside the window's CPU range.
+inline bool InWindow(const RankTrace& trace, std::span<const uint32_t> launches, const TraceWindow& window, size_t i) {
+  if (!IsGpuActivity(trace.kind[i]))
+    return false;
+  if (window.whole_trace)
+    return true;
+  const uint32_t launch = launches[i];
+  if (launch == kNoIndex)
+    return false;
+  const int64_t ts = trace.ts_ns[launch];
+  return ts >= window.cpu_start_ns && ts < window.cpu_end_ns;
+}
+
+// The indices of the GPU ops `window` covers, in event (time) order.
+std::vector<uint32_t> SelectGpuOps(const RankTrace& trace, std::span<const uint32_t> launches,
+                                   const TraceWindow& window);
+
+}  // namespace mfu::trace
