@@ -4,7 +4,13 @@
 // input the reference accepts as valid JSON, both must agree on success, the
 // number of events kept (complete X, instants and B/E pairs), the multiset of
 // (ts_ns, dur_ns, name, kind), and the fast parser must report no syntax error,
-// truncation or trailing bytes. Seeds: fuzz/corpus/trace_differential/.
+// truncation or trailing bytes. A third party: the same bytes through
+// ParseTraceFile (the mmap path for plain JSON, via an anonymous memfd, so no
+// file system is touched) must give exactly what ParseTraceBuffer (the copying
+// chunked path) gives, for every input. Seeds: fuzz/corpus/trace_differential/.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -67,11 +73,60 @@ void Compare(const mfu::RankTrace& fast, const mfu::fuzz::ReferenceTrace& ref) {
   }
 }
 
+// `bytes` through ParseTraceFile, from an anonymous in-memory file.
+mfu::StatusOr<mfu::RankTrace> ParseViaFile(std::string_view bytes) {
+  const int fd = memfd_create("trace_differential", 0);
+  if (fd < 0)
+    return mfu::InternalError("memfd_create failed");
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      close(fd);
+      return mfu::InternalError("write to memfd failed");
+    }
+    done += static_cast<size_t>(n);
+  }
+  mfu::StatusOr<mfu::RankTrace> trace = mfu::ParseTraceFile("/proc/self/fd/" + std::to_string(fd));
+  close(fd);
+  return trace;
+}
+
+// The buffer and file paths must agree on everything but the path.
+void CompareFastPaths(const mfu::StatusOr<mfu::RankTrace>& buffer, const mfu::StatusOr<mfu::RankTrace>& file) {
+  if (!file.ok() && file.status().code() == mfu::StatusCode::kInternal)
+    return;  // no memfd here
+  if (buffer.ok() != file.ok()) {
+    Disagree(std::string("ParseTraceBuffer ") + (buffer.ok() ? "succeeded" : "failed") + ", ParseTraceFile " +
+             (file.ok() ? "succeeded" : "failed: " + file.status().message()));
+  }
+  if (!buffer.ok())
+    return;
+  const mfu::RankTrace& a = *buffer;
+  const mfu::RankTrace& b = *file;
+  if (a.num_events() != b.num_events() || a.ts_ns != b.ts_ns || a.dur_ns != b.dur_ns || a.kind != b.kind ||
+      a.correlation != b.correlation || a.external_id != b.external_id) {
+    Disagree("ParseTraceBuffer and ParseTraceFile give different event columns");
+  }
+  for (size_t i = 0; i < a.num_events(); ++i) {
+    if (a.event_name(i) != b.event_name(i))
+      Disagree("ParseTraceBuffer and ParseTraceFile name events differently");
+  }
+  if (a.rank != b.rank || a.base_time_ns != b.base_time_ns || a.input_bytes != b.input_bytes) {
+    Disagree("ParseTraceBuffer and ParseTraceFile read different metadata");
+  }
+  for (size_t i = 0; i < a.diagnostics.size(); ++i) {
+    if (a.diagnostics[i].count != b.diagnostics[i].count) {
+      Disagree(std::string("ParseTraceBuffer and ParseTraceFile count ") + a.diagnostics[i].name + " differently");
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
   mfu::StatusOr<mfu::RankTrace> fast = mfu::ParseTraceBuffer(bytes, "fuzz.json");
+  CompareFastPaths(fast, ParseViaFile(bytes));
   const mfu::fuzz::ReferenceTrace ref = mfu::fuzz::ParseReferenceTrace(bytes);
   if (std::getenv("MFU_FUZZ_VERBOSE") != nullptr) {  // what was compared, for corpus reviews
     std::fprintf(stderr, "reference: %s%s, %zu events (%llu complete), %llu errors; fast: %s, %zu events\n",

@@ -24,7 +24,7 @@ enum class TraceEventKind : uint8_t {
   kCpuOp = 0,          // cpu_op, Operator (2021)
   kUserAnnotation,     // user_annotation: record_function, ProfilerStep#N
   kPythonFunction,     // python_function (kept only when asked for)
-  kRuntime,            // cuda_runtime, cuda_driver, Runtime, mtia_runtime, xpu_runtime, hip*
+  kRuntime,            // cuda_runtime, cuda_driver, Runtime, mtia_runtime, xpu_runtime (ROCm reuses these)
   kKernel,             // kernel, Kernel, mtia_ccp_events
   kMemcpy,             // gpu_memcpy, Memcpy
   kMemset,             // gpu_memset, Memset

@@ -48,8 +48,11 @@ void AnalyzeRank(RankAnalysis& r, const KernelClassifier& classifier, const Hard
   w.model = options.model;
   w.step_time = options.step_time;
   auto per_step = ComputeStepWaterfalls(t, r.classes, launches, r.attribution, w);
-  if (per_step.ok())
+  if (per_step.ok()) {
     r.step_waterfalls = std::move(per_step).value();
+  } else {
+    r.waterfall_error = per_step.status().message();
+  }
   // The main waterfall spans the steps' windows end to end (one step: itself).
   if (!r.step_waterfalls.empty()) {
     int64_t start = r.step_waterfalls.front().start_ns, end = r.step_waterfalls.back().end_ns;
@@ -59,8 +62,11 @@ void AnalyzeRank(RankAnalysis& r, const KernelClassifier& classifier, const Hard
       w.model->tokens_per_step *= static_cast<double>(r.step_waterfalls.size());
     }
     auto whole = ComputeWaterfall(t, r.classes, r.attribution, start, end, label, w);
-    if (whole.ok())
+    if (whole.ok()) {
       r.waterfall = std::move(whole).value();
+    } else {
+      r.waterfall_error = whole.status().message();
+    }
   }
 }
 

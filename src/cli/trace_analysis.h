@@ -37,7 +37,8 @@ struct StepAnalysis {
 struct RankAnalysis {
   RankTrace trace;
   std::vector<KernelClass> classes;
-  std::string accelerator_error;  // why there is no waterfall, when so
+  std::string accelerator_error;  // why no accelerator was resolved
+  std::string waterfall_error;    // why the waterfall could not be computed
   const Accelerator* gpu = nullptr;
   WindowBreakdown main;  // all steps (or the whole trace)
   std::vector<StepAnalysis> steps;

@@ -61,11 +61,14 @@ class TraceCommand final : public Command {
     m->add_option("--model,-m", o_.model.model, "Preset or config.json");
     m->add_option("--tokens-per-step", o_.tokens_per_step, "Tokens one rank processed per step (k/M suffixes)");
     m->add_option("--batch", o_.batch, "Sequences per step on one rank (with --seq-len)");
-    m->add_option("--seq-len", o_.seq_len, "Sequence length");
-    m->add_option("--convention,-c", o_.convention, "FLOPs convention")->capture_default_str();
-    m->add_option("--recompute", o_.recompute, "none, selective, selective-literal, full")->capture_default_str();
-    m->add_option("--precision", o_.precision, "Peak for the model MFU [default: the dominant GEMM dtype]");
-    m->add_flag("--inference", o_.inference, "Forward only (1x) instead of forward + backward (3x)");
+    // These only mean something with --model; given alone they are refused.
+    model_only_ = {
+        m->add_option("--seq-len", o_.seq_len, "Sequence length"),
+        m->add_option("--convention,-c", o_.convention, "FLOPs convention")->capture_default_str(),
+        m->add_option("--recompute", o_.recompute, "none, selective, selective-literal, full")->capture_default_str(),
+        m->add_option("--precision", o_.precision, "Peak for the model MFU [default: the dominant GEMM dtype]"),
+        m->add_flag("--inference", o_.inference, "Forward only (1x) instead of forward + backward (3x)"),
+    };
     app.add_option("--step-time", o_.step_time, "Step window: cpu (ProfilerStep range) or gpu (GPU span)")
         ->check(CLI::IsMember({"cpu", "gpu"}))
         ->capture_default_str();
@@ -128,6 +131,10 @@ class TraceCommand final : public Command {
       if (!o_.tokens_per_step.empty() || o_.batch > 0) {
         return InvalidArgumentError("--tokens-per-step and --batch need --model");
       }
+      for (const CLI::Option* opt : model_only_) {
+        if (opt->count() > 0)
+          return InvalidArgumentError(opt->get_name() + " needs --model");
+      }
       return Status::Ok();
     }
     MFU_ASSIGN_OR_RETURN(model, o_.model.Resolve());
@@ -162,6 +169,7 @@ class TraceCommand final : public Command {
 
   TraceOptions o_;
   ModelSpec model_;
+  std::vector<CLI::Option*> model_only_;
 };
 
 }  // namespace

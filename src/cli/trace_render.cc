@@ -164,8 +164,6 @@ nlohmann::json FlopsJson(const TraceFlopsSummary& f) {
 nlohmann::json DiagnosticsJson(const RankTrace& t) {
   nlohmann::json list = nlohmann::json::array();
   for (const Diagnostic& d : t.diagnostics) {
-    if (d.count == 0)
-      continue;
     nlohmann::json examples = nlohmann::json::array();
     for (const auto& e : d.examples)
       examples.push_back({{"byte_offset", e.byte_offset}, {"snippet", e.snippet}});
@@ -188,6 +186,8 @@ nlohmann::json RankJson(const RankAnalysis& r) {
   j["accelerator"] = r.gpu ? nlohmann::json(r.gpu->id) : nlohmann::json(nullptr);
   if (!r.accelerator_error.empty())
     j["accelerator_error"] = r.accelerator_error;
+  if (!r.waterfall_error.empty())
+    j["waterfall_error"] = r.waterfall_error;
   j["events"] = t.num_events();
   j["input_bytes"] = t.input_bytes;
   j["diagnostics"] = DiagnosticsJson(t);
@@ -324,8 +324,8 @@ void PrintRank(std::ostream& out, const RankAnalysis& r, bool verbose) {
       out << fmt::format("model MFU {} (HFU {}) vs {} peak; executed/model FLOPs {:.3f}\n", Pct(100 * w.model->mfu),
                          Pct(100 * w.model->hfu), DTypeName(w.model->precision), w.model->executed_over_model);
     }
-  } else if (!r.accelerator_error.empty()) {
-    out << "no MFU waterfall: " << r.accelerator_error << " (give --gpu)\n";
+  } else if (!r.accelerator_error.empty() || !r.waterfall_error.empty()) {
+    out << "no MFU waterfall: " << (r.accelerator_error.empty() ? r.waterfall_error : r.accelerator_error) << "\n";
   }
   if (!r.phases.empty()) {
     std::array<int64_t, trace::kNumStepPhases> total{};
@@ -386,6 +386,8 @@ nlohmann::json TraceJobJson(const JobAnalysis& job, const TraceJobOptions& optio
 void PrintTraceJob(std::ostream& out, const JobAnalysis& job, const TraceJobOptions& /*options*/, bool verbose) {
   for (const auto& r : job.ranks)
     PrintRank(out, r, verbose);
+  if (!job.collectives_error.empty())
+    out << "no collective analysis: " << job.collectives_error << "\n";
   if (!job.collectives || job.collectives->instances.empty())
     return;
   const CollectiveAnalysis& c = *job.collectives;

@@ -1,5 +1,6 @@
 #include "trace/scanner.h"
 
+#include <algorithm>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -146,7 +147,7 @@ void TraceScanner::Scan(const char* data, uint64_t base, size_t size, std::vecto
     }
 #if defined(__SSE2__)
     if (mode_ == Mode::kEvents && end - p >= 64) {
-      p = ScanEventsFast(p, end, data, base, events);
+      p = ScanEventsFast(p, end, data, base, events, diagnostics);
       continue;
     }
 #endif
@@ -159,7 +160,7 @@ void TraceScanner::Scan(const char* data, uint64_t base, size_t size, std::vecto
         break;
       char c = *p;
       if (c != '{' && c != ']') {
-        diagnostics.Add(DiagnosticId::k_event_not_object, base + static_cast<uint64_t>(p - data), Snippet(p, end));
+        // Counted once by CheckGap when the next element starts or the array ends.
         // Skip the stray value: a string or a scalar up to the next separator.
         if (c == '"') {
           in_string_ = true;
@@ -167,6 +168,8 @@ void TraceScanner::Scan(const char* data, uint64_t base, size_t size, std::vecto
           continue;
         }
         if (c == '[') {
+          CheckGap(data, base, last_event_end_, base + static_cast<uint64_t>(p - data), diagnostics);
+          diagnostics.Add(DiagnosticId::k_event_not_object, base + static_cast<uint64_t>(p - data), Snippet(p, end));
           ++depth_;  // a nested array element: scanned as structure, not an event
           ++p;
           continue;
@@ -184,6 +187,12 @@ void TraceScanner::Scan(const char* data, uint64_t base, size_t size, std::vecto
     }
     const uint64_t offset = base + static_cast<uint64_t>(p - data);
     const char c = *p++;
+    if (mode_ == Mode::kEvents && ((depth_ == 2 && (c == '{' || c == '[')) || (depth_ == 2 && c == ']'))) {
+      CheckGap(data, base, last_event_end_, offset, diagnostics);
+      if (c == '[') {
+        diagnostics.Add(DiagnosticId::k_event_not_object, offset, Snippet(p - 1, end));
+      }
+    }
     OnStructural(c, offset, events, diagnostics, p - 1, end);
   }
   pos_ = base + size;
@@ -217,6 +226,7 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
           mode_ = Mode::kEvents;
           depth_ = 2;
           saw_events_ = true;
+          last_event_end_ = offset + 1;
           AppendMetadata("{\"traceEvents\":[]", "{\"traceEvents\":[]" + 17);
         }
         return;
@@ -226,6 +236,7 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
         if (depth_ == 2 && c == '[' && last_key_is_events_) {
           mode_ = Mode::kEvents;
           saw_events_ = true;
+          last_event_end_ = offset + 1;
           AppendMetadata("[]", "[]" + 2);
           return;
         }
@@ -243,6 +254,8 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
           events.push_back({event_start_, static_cast<uint32_t>(offset + 1 - event_start_)});
           event_start_ = kNone;
           last_event_end_ = offset + 1;
+        } else if (depth_ == 2 && c == ']') {
+          last_event_end_ = offset + 1;  // end of a stray nested array element
         } else if (depth_ == 1) {
           mode_ = Mode::kObject;
           last_key_is_events_ = false;
@@ -265,8 +278,40 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
   }
 }
 
+void TraceScanner::CheckGap(const char* data, uint64_t base, uint64_t from, uint64_t to,
+                            DiagnosticCounter& diagnostics) {
+  from = std::max(from, base);  // bytes before this buffer were checked already
+  // Count each stray element: a token starting after a separator, strings
+  // (which may hold separators) included.
+  bool separated = true, in_string = false, escaped = false;
+  for (uint64_t o = from; o < to; ++o) {
+    const char c = data[o - base];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (IsSpaceOrComma(c)) {
+      separated = true;
+      continue;
+    }
+    if (separated) {
+      const char* at = data + (o - base);
+      diagnostics.Add(DiagnosticId::k_event_not_object, o, Snippet(at, data + (to - base)));
+      separated = false;
+    }
+    if (c == '"')
+      in_string = true;
+  }
+}
+
 const char* TraceScanner::ScanEventsFast(const char* p, const char* end, const char* data, uint64_t base,
-                                         std::vector<EventSpan>& events) {
+                                         std::vector<EventSpan>& events, DiagnosticCounter& diagnostics) {
 #if defined(__SSE2__)
   constexpr uint64_t kEvenBits = 0x5555555555555555ull;
   uint64_t prev_in_string = in_string_ ? ~uint64_t{0} : 0;
@@ -293,8 +338,14 @@ const char* TraceScanner::ScanEventsFast(const char* p, const char* end, const c
       const uint64_t offset = base + static_cast<uint64_t>(p + bit - data);
       if (c == '{' || c == '[') {
         ++depth_;
-        if (depth_ == 3 && c == '{') {
-          event_start_ = offset;
+        if (depth_ == 3) {
+          CheckGap(data, base, last_event_end_, offset, diagnostics);
+          if (c == '{') {
+            event_start_ = offset;
+          } else {  // an array element: not an event
+            diagnostics.Add(DiagnosticId::k_event_not_object, offset, Snippet(p + bit, end));
+            last_event_end_ = offset + 1;
+          }
         }
         continue;
       }
@@ -303,7 +354,10 @@ const char* TraceScanner::ScanEventsFast(const char* p, const char* end, const c
         events.push_back({event_start_, static_cast<uint32_t>(offset + 1 - event_start_)});
         event_start_ = kNone;
         last_event_end_ = offset + 1;
+      } else if (depth_ == 2 && c == ']') {
+        last_event_end_ = offset + 1;  // end of a stray nested array element
       } else if (depth_ == 1) {
+        CheckGap(data, base, last_event_end_, offset, diagnostics);
         // The events array closed: hand the rest to the byte scanner.
         mode_ = Mode::kObject;
         last_key_is_events_ = false;

@@ -11,6 +11,7 @@
 // in chunks of any size: the caller keeps the bytes from KeepFrom() on and
 // passes them again with the next chunk.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -34,7 +35,15 @@ class TraceScanner {
 
   // First stream offset the next Scan() still needs: the start of an event
   // that is not complete yet, or pos().
-  uint64_t KeepFrom() const { return event_start_ != kNone ? event_start_ : pos_; }
+  // Between events the bytes since the last one are kept too, so stray
+  // elements spanning two chunks are still seen (and counted) whole.
+  uint64_t KeepFrom() const {
+    if (event_start_ != kNone)
+      return event_start_;
+    if (mode_ == Mode::kEvents)
+      return std::min(pos_, last_event_end_);
+    return pos_;
+  }
   uint64_t pos() const { return pos_; }
 
   bool saw_events() const { return saw_events_; }
@@ -54,7 +63,10 @@ class TraceScanner {
   // backslashes, brackets), as simdjson's stage 1 does. Returns where it
   // stopped (fewer than 64 bytes left, or the array closed).
   const char* ScanEventsFast(const char* p, const char* end, const char* data, uint64_t base,
-                             std::vector<EventSpan>& events);
+                             std::vector<EventSpan>& events, DiagnosticCounter& diagnostics);
+  // Counts a non-object element when stream bytes [from, to) between two
+  // array elements hold anything but whitespace and commas.
+  void CheckGap(const char* data, uint64_t base, uint64_t from, uint64_t to, DiagnosticCounter& diagnostics);
   // Handles a structural byte outside strings; returns false to stop.
   void OnStructural(char c, uint64_t offset, std::vector<EventSpan>& events, DiagnosticCounter& diagnostics,
                     const char* where, const char* data_end);

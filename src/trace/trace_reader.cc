@@ -75,12 +75,16 @@ void DiagnosticCounter::Add(DiagnosticId id, uint64_t offset, std::string_view t
 }
 
 void DiagnosticCounter::Merge(const DiagnosticCounter& other) {
+  // Keep the examples with the smallest offsets: the same for any number of
+  // threads (each builder sees its batches in file order).
   for (size_t i = 0; i < kNumDiagnostics; ++i) {
     counts_[i] += other.counts_[i];
-    for (const auto& ex : other.examples_[i]) {
-      if (examples_[i].size() < kMaxExamples)
-        examples_[i].push_back(ex);
-    }
+    auto& ex = examples_[i];
+    ex.insert(ex.end(), other.examples_[i].begin(), other.examples_[i].end());
+    std::sort(ex.begin(), ex.end(),
+              [](const DiagnosticExample& a, const DiagnosticExample& b) { return a.byte_offset < b.byte_offset; });
+    if (ex.size() > kMaxExamples)
+      ex.resize(kMaxExamples);
   }
 }
 
@@ -660,8 +664,9 @@ StatusOr<RankTrace> Finish(RankTrace out, TraceScanner& scanner, BatchRunner& ru
   }
   // The metadata text is complete only when the top-level object closed.
   std::string meta = scanner.metadata_json();
-  if (!scanner.finished())
-    meta += "]}";
+  // Truncated inside the events: the text so far ends with "traceEvents":[].
+  if (!scanner.finished() && scanner.inside_events())
+    meta += "}";
   ReadMetadata(meta, out, diagnostics);
   if (out.base_time_ns != 0) {
     for (auto& ts : out.ts_ns)

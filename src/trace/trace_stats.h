@@ -27,7 +27,7 @@
   X(exponent_number, kInfo, "a 'ts' or 'dur' in exponent notation was read through a double")                \
   X(uint64_id, kInfo, "ids beyond INT64_MAX were kept by bit pattern")                                       \
   X(flow_events, kInfo, "flow events (s/f/t) were skipped: kernels link through args.correlation")           \
-  X(metadata_events, kInfo, "metadata events (M) were read for track names only")                            \
+  X(metadata_events, kInfo, "metadata events (M: process and thread names) were skipped")                    \
   X(counter_events, kInfo, "counter events (C) were skipped")                                                \
   X(python_functions_skipped, kInfo, "python_function events were skipped (keep them with --python)")        \
   X(unknown_phase, kInfo, "events with another phase were skipped")                                          \
