@@ -346,6 +346,8 @@ ReferenceTrace ParseReferenceTrace(std::string_view json) {
     const Wide ts = static_cast<Wide>(e.ts_ns) + base_ns;
     if (ts > kSafeNs || ts < -kSafeNs)
       return Decline("D5 baseTimeNanoseconds + ts near the int64 ns limit");
+    if (ts + e.dur_ns > kSafeNs)
+      return Decline("D5 ts + dur near the int64 ns limit (the fast parser clamps the end)");
     e.ts_ns = static_cast<int64_t>(ts);
   }
   out.verdict = ReferenceVerdict::kTrace;

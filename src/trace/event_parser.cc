@@ -216,7 +216,12 @@ void ReadArgs(TraceBuilder& b, value v, RawEvent& e, uint64_t offset) {
     simdjson::ondemand::raw_json_string key;
     if (field.key().get(key) != simdjson::SUCCESS)
       return;
-    value val = field.value().value_unsafe();
+    value val;
+    json_type type;
+    if (field.value().get(val) != simdjson::SUCCESS || val.type().get(type) != simdjson::SUCCESS) {
+      b.diagnostics.Add(DiagnosticId::k_bad_arg_type, offset, "args value that is not JSON");
+      return;
+    }
     // Dispatch on the raw key without unescaping (all keys we read are ASCII).
     if (key == "correlation") {
       ReadIntArg(b, val, e.correlation, offset);
@@ -318,6 +323,17 @@ bool ParseMicrosToNs(std::string_view text, int64_t& ns, bool& truncated, bool& 
   text = Trim(text);
   if (text.empty())
     return false;
+  if (text.find_first_of("eE") != std::string_view::npos) {
+    // Exponent notation: through a double (any mantissa length).
+    std::string copy(text);
+    char* end = nullptr;
+    double d = std::strtod(copy.c_str(), &end);
+    if (end != copy.c_str() + copy.size() || !std::isfinite(d) || std::fabs(d) > 9e15)
+      return false;
+    ns = static_cast<int64_t>(std::llround(d * 1000.0));
+    via_double = true;
+    return true;
+  }
   size_t i = 0;
   bool negative = false;
   if (text[0] == '-') {
@@ -393,7 +409,10 @@ void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacit
       break;
     }
     value v;
-    if (field.value().get(v) != simdjson::SUCCESS) {
+    json_type type;
+    // A value must start like one: a missing value (`"k":}`) would otherwise
+    // be skipped in a way that depends on the bytes after the event.
+    if (field.value().get(v) != simdjson::SUCCESS || v.type().get(type) != simdjson::SUCCESS) {
       ok = false;
       break;
     }

@@ -495,8 +495,13 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
     }
     BeginEnd b = stack.back();
     stack.pop_back();
+    int64_t dur = 0;
+    if (__builtin_sub_overflow(be.ts_ns, b.ts_ns, &dur)) {
+      diagnostics.Add(DiagnosticId::k_bad_number, be.offset, "B/E duration beyond the int64 ns range");
+      continue;
+    }
     out.ts_ns.push_back(b.ts_ns);
-    out.dur_ns.push_back(be.ts_ns - b.ts_ns);
+    out.dur_ns.push_back(dur);
     out.kind.push_back(b.kind);
     out.name.push_back(b.name);
     out.track.push_back(b.track);
@@ -668,11 +673,26 @@ StatusOr<RankTrace> Finish(RankTrace out, TraceScanner& scanner, BatchRunner& ru
   if (!scanner.finished() && scanner.inside_events())
     meta += "}";
   ReadMetadata(meta, out, diagnostics);
-  if (out.base_time_ns != 0) {
-    for (auto& ts : out.ts_ns)
-      ts += out.base_time_ns;
-    if (out.first_event_ts_ns != kNoId)
-      out.first_event_ts_ns += out.base_time_ns;
+  // Absolute time = base + ts; an event whose start or end would leave the
+  // int64 range (absurd input) is clamped and counted.
+  uint64_t clamped = 0;
+  for (size_t i = 0; i < out.ts_ns.size(); ++i) {
+    int64_t ts = 0, end = 0;
+    if (__builtin_add_overflow(out.ts_ns[i], out.base_time_ns, &ts)) {
+      ts = out.ts_ns[i] > 0 ? INT64_MAX : INT64_MIN;
+      ++clamped;
+    }
+    out.ts_ns[i] = ts;
+    if (__builtin_add_overflow(ts, out.dur_ns[i], &end)) {
+      out.dur_ns[i] = INT64_MAX - ts;
+      ++clamped;
+    }
+  }
+  if (clamped > 0)
+    diagnostics.Add(DiagnosticId::k_bad_number, 0, "timestamp beyond the int64 ns range", clamped);
+  if (out.first_event_ts_ns != kNoId &&
+      __builtin_add_overflow(out.first_event_ts_ns, out.base_time_ns, &out.first_event_ts_ns)) {
+    out.first_event_ts_ns = kNoId;
   }
   out.diagnostics = diagnostics.Finish();
   if (out.num_events() == 0 && out.error_count() > 0) {
