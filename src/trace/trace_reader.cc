@@ -401,6 +401,30 @@ void SortEvents(RankTrace& out, const std::vector<uint64_t>& offsets, int thread
   }
 }
 
+// Absolute time = base + ts, before sorting; an event whose start or end
+// would leave the int64 range (absurd input) is clamped and counted.
+void ApplyBaseTime(RankTrace& out, DiagnosticCounter& diagnostics) {
+  uint64_t clamped = 0;
+  for (size_t i = 0; i < out.ts_ns.size(); ++i) {
+    int64_t ts = 0, end = 0;
+    if (__builtin_add_overflow(out.ts_ns[i], out.base_time_ns, &ts)) {
+      ts = out.ts_ns[i] > 0 ? INT64_MAX : INT64_MIN;
+      ++clamped;
+    }
+    out.ts_ns[i] = ts;
+    if (__builtin_add_overflow(ts, out.dur_ns[i], &end)) {
+      out.dur_ns[i] = INT64_MAX - ts;
+      ++clamped;
+    }
+  }
+  if (clamped > 0)
+    diagnostics.Add(DiagnosticId::k_bad_number, 0, "timestamp beyond the int64 ns range", clamped);
+  if (out.first_event_ts_ns != kNoId &&
+      __builtin_add_overflow(out.first_event_ts_ns, out.base_time_ns, &out.first_event_ts_ns)) {
+    out.first_event_ts_ns = kNoId;
+  }
+}
+
 void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrace& out, DiagnosticCounter& diagnostics,
                   int threads) {
   size_t total = 0;
@@ -515,6 +539,7 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
     for (const BeginEnd& b : stack)
       diagnostics.Add(DiagnosticId::k_unmatched_begin_end, b.offset, "B without E");
   }
+  ApplyBaseTime(out, diagnostics);
   if (!IsSorted(out, offsets))
     SortEvents(out, offsets, threads);
   if (out_of_order)
@@ -662,7 +687,6 @@ StatusOr<RankTrace> Finish(RankTrace out, TraceScanner& scanner, BatchRunner& ru
   }
   if (scanner.metadata_truncated())
     diagnostics.Add(DiagnosticId::k_metadata_too_large, 0, "");
-  MergeAndSort(runner.builders(), out, diagnostics, options.threads);
   if (!scanner.saw_events()) {
     return ParseError(std::string(origin) + ": not a Kineto/Chrome trace (no traceEvents array found in " +
                       std::to_string(total) + " bytes)");
@@ -673,27 +697,7 @@ StatusOr<RankTrace> Finish(RankTrace out, TraceScanner& scanner, BatchRunner& ru
   if (!scanner.finished() && scanner.inside_events())
     meta += "}";
   ReadMetadata(meta, out, diagnostics);
-  // Absolute time = base + ts; an event whose start or end would leave the
-  // int64 range (absurd input) is clamped and counted.
-  uint64_t clamped = 0;
-  for (size_t i = 0; i < out.ts_ns.size(); ++i) {
-    int64_t ts = 0, end = 0;
-    if (__builtin_add_overflow(out.ts_ns[i], out.base_time_ns, &ts)) {
-      ts = out.ts_ns[i] > 0 ? INT64_MAX : INT64_MIN;
-      ++clamped;
-    }
-    out.ts_ns[i] = ts;
-    if (__builtin_add_overflow(ts, out.dur_ns[i], &end)) {
-      out.dur_ns[i] = INT64_MAX - ts;
-      ++clamped;
-    }
-  }
-  if (clamped > 0)
-    diagnostics.Add(DiagnosticId::k_bad_number, 0, "timestamp beyond the int64 ns range", clamped);
-  if (out.first_event_ts_ns != kNoId &&
-      __builtin_add_overflow(out.first_event_ts_ns, out.base_time_ns, &out.first_event_ts_ns)) {
-    out.first_event_ts_ns = kNoId;
-  }
+  MergeAndSort(runner.builders(), out, diagnostics, options.threads);
   out.diagnostics = diagnostics.Finish();
   if (out.num_events() == 0 && out.error_count() > 0) {
     return ParseError(std::string(origin) + ": no usable event (" + std::to_string(out.error_count()) +
