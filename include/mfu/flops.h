@@ -22,7 +22,7 @@ enum class Convention {
   kExact,       // every GEMM incl. router, full (non-causal) attention, MTP + logits
   kHf,          // 6 x all parameters except embeddings (HF floating_point_ops; MoE counts every expert)
   kMaxtext,     // exact GEMMs, causal halved, exact sliding windows, router, MTP layer without logits
-  kLlmFoundry,  // 6N(all params incl. tied/position embeddings) + 12*L*a*d*T, full attention
+  kLlmFoundry,  // 6N(all params incl. tied/position embeddings) + 12*L*d_model*T, full attention
 };
 
 enum class Recompute {

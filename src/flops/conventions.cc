@@ -20,7 +20,7 @@ constexpr ConventionInfo kConventions[] = {
     {Convention::kMaxtext, "maxtext",
      "MaxText: exact GEMMs, causal attention halved with exact sliding windows, router, MTP layer without logits"},
     {Convention::kLlmFoundry, "llm-foundry",
-     "MosaicML llm-foundry: 6*N (all parameters incl. tied and position embeddings) + 12*L*a*d*T, full attention"},
+     "MosaicML llm-foundry: 6*N (all parameters incl. tied and position embeddings) + 12*L*d_model*T, full attention"},
 };
 
 struct Alias {
