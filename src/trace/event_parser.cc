@@ -208,19 +208,20 @@ void ReadStringList(TraceBuilder& b, value v, std::vector<uint32_t>& out, uint64
   }
 }
 
-void ReadArgs(TraceBuilder& b, value v, RawEvent& e, uint64_t offset) {
+// Returns false when args is not valid JSON: the whole event is then a
+// syntax error (never a result that depends on the bytes after the event).
+bool ReadArgs(TraceBuilder& b, value v, RawEvent& e, uint64_t offset) {
   simdjson::ondemand::object args;
   if (v.get_object().get(args) != simdjson::SUCCESS)
-    return;
+    return true;
   for (auto field : args) {
     simdjson::ondemand::raw_json_string key;
     if (field.key().get(key) != simdjson::SUCCESS)
-      return;
+      return false;
     value val;
     json_type type;
     if (field.value().get(val) != simdjson::SUCCESS || val.type().get(type) != simdjson::SUCCESS) {
-      b.diagnostics.Add(DiagnosticId::k_bad_arg_type, offset, "args value that is not JSON");
-      return;
+      return false;
     }
     // Dispatch on the raw key without unescaping (all keys we read are ASCII).
     if (key == "correlation") {
@@ -261,6 +262,7 @@ void ReadArgs(TraceBuilder& b, value v, RawEvent& e, uint64_t offset) {
       ReadIntArg(b, val, e.collective.seq, offset);
     }
   }
+  return true;
 }
 
 // pid/tid: integer or string.
@@ -441,7 +443,10 @@ void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacit
     } else if (key == "tid") {
       ReadId(b, v, e.key.tid, e.key.tid_is_string, &e.tid_text);
     } else if (key == "args") {
-      ReadArgs(b, v, e, offset);
+      if (!ReadArgs(b, v, e, offset)) {
+        ok = false;
+        break;
+      }
     }
   }
   if (!ok) {

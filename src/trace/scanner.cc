@@ -227,7 +227,7 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
           depth_ = 2;
           saw_events_ = true;
           last_event_end_ = offset + 1;
-          AppendMetadata("{\"traceEvents\":[]", "{\"traceEvents\":[]" + 17);
+          AppendText("{\"traceEvents\":[]");
         }
         return;
       }
@@ -237,7 +237,7 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
           mode_ = Mode::kEvents;
           saw_events_ = true;
           last_event_end_ = offset + 1;
-          AppendMetadata("[]", "[]" + 2);
+          AppendText("[]");
           return;
         }
         AppendMetadata(where, where + 1);
@@ -260,7 +260,7 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
           mode_ = Mode::kObject;
           last_key_is_events_ = false;
           if (bare_array_) {
-            AppendMetadata("}", "}" + 1);
+            AppendText("}");
             depth_ = 0;
             mode_ = Mode::kAfter;
           }
@@ -364,7 +364,7 @@ const char* TraceScanner::ScanEventsFast(const char* p, const char* end, const c
         in_string_ = false;
         escaped_ = false;
         if (bare_array_) {
-          AppendMetadata("}", "}" + 1);
+          AppendText("}");
           depth_ = 0;
           mode_ = Mode::kAfter;
         }

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trace/trace_stats.h"
@@ -59,6 +60,7 @@ class TraceScanner {
   static constexpr size_t kMaxMetadataBytes = 64u << 20;
 
   void AppendMetadata(const char* begin, const char* end);
+  void AppendText(std::string_view text) { AppendMetadata(text.data(), text.data() + text.size()); }
   // Inside the events array: 64 bytes at a time with bit masks (quotes,
   // backslashes, brackets), as simdjson's stage 1 does. Returns where it
   // stopped (fewer than 64 bytes left, or the array closed).

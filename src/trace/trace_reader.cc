@@ -557,6 +557,17 @@ std::vector<int64_t> ParseRanks(const nlohmann::json& j) {
   return ranks;
 }
 
+// An integer field, or `fallback` when absent or not an int64 (a float out of
+// range would be undefined behaviour to convert).
+int64_t IntField(const nlohmann::json& object, const char* key, int64_t fallback) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer())
+    return fallback;
+  if (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    return fallback;
+  return it->get<int64_t>();
+}
+
 // deviceProperties, distributedInfo and baseTimeNanoseconds from the
 // document with its events removed.
 void ReadMetadata(const std::string& text, RankTrace& out, DiagnosticCounter& diagnostics) {
@@ -574,17 +585,17 @@ void ReadMetadata(const std::string& text, RankTrace& out, DiagnosticCounter& di
         if (!d.is_object())
           continue;
         DeviceInfo info;
-        info.id = d.value("id", int64_t{-1});
+        info.id = IntField(d, "id", -1);
         info.name = d.value("name", std::string());
-        info.num_sms = d.value("numSms", int64_t{0});
-        info.total_memory_bytes = d.value("totalGlobalMem", int64_t{0});
+        info.num_sms = IntField(d, "numSms", 0);
+        info.total_memory_bytes = IntField(d, "totalGlobalMem", 0);
         out.devices.push_back(std::move(info));
       }
     }
     if (auto it = meta.find("distributedInfo"); it != meta.end() && it->is_object()) {
       const auto& di = *it;
-      out.rank = di.value("rank", int64_t{-1});
-      out.world_size = di.value("world_size", int64_t{-1});
+      out.rank = IntField(di, "rank", -1);
+      out.world_size = IntField(di, "world_size", -1);
       out.backend = di.value("backend", std::string());
       if (auto pg = di.find("pg_config"); pg != di.end() && pg->is_array()) {
         for (const auto& g : *pg) {
@@ -681,9 +692,11 @@ StatusOr<RankTrace> Finish(RankTrace out, TraceScanner& scanner, BatchRunner& ru
   out.input_bytes = total;
   if (!read_error.empty() && total == 0)
     return ParseError(std::string(origin) + ": " + read_error);
-  if (scanner.inside_events() || (!read_error.empty())) {
+  if (!scanner.finished() || !read_error.empty()) {
     diagnostics.Add(DiagnosticId::k_truncated_input, total,
-                    read_error.empty() ? "end of input inside traceEvents" : read_error);
+                    !read_error.empty()       ? read_error
+                    : scanner.inside_events() ? "end of input inside traceEvents"
+                                              : "end of input before the top-level object closed");
   }
   if (scanner.metadata_truncated())
     diagnostics.Add(DiagnosticId::k_metadata_too_large, 0, "");
