@@ -48,9 +48,10 @@ TraceEventKind KindOf(std::string_view cat, bool& known) {
     case 6:
       if (cat == "cpu_op")
         return TraceEventKind::kCpuOp;
-      if (cat == "kernel" || cat == "Kernel" || cat == "Memset") {
-        return cat == "Memset" ? TraceEventKind::kMemset : TraceEventKind::kKernel;
-      }
+      if (cat == "kernel" || cat == "Kernel")
+        return TraceEventKind::kKernel;
+      if (cat == "Memset")
+        return TraceEventKind::kMemset;
       if (cat == "Memcpy")
         return TraceEventKind::kMemcpy;
       break;
@@ -73,9 +74,7 @@ TraceEventKind KindOf(std::string_view cat, bool& known) {
         return TraceEventKind::kMemset;
       break;
     case 11:
-      if (cat == "cuda_driver")
-        return TraceEventKind::kRuntime;
-      if (cat == "xpu_runtime" || cat == "xpu_driver")
+      if (cat == "cuda_driver" || cat == "xpu_runtime" || cat == "xpu_driver")
         return TraceEventKind::kRuntime;
       break;
     case 12:
@@ -83,13 +82,12 @@ TraceEventKind KindOf(std::string_view cat, bool& known) {
         return TraceEventKind::kRuntime;
       break;
     case 15:
-      if (cat == "user_annotation" || cat == "python_function" || cat == "mtia_ccp_events") {
-        if (cat == "user_annotation")
-          return TraceEventKind::kUserAnnotation;
-        if (cat == "python_function")
-          return TraceEventKind::kPythonFunction;
+      if (cat == "user_annotation")
+        return TraceEventKind::kUserAnnotation;
+      if (cat == "python_function")
+        return TraceEventKind::kPythonFunction;
+      if (cat == "mtia_ccp_events")
         return TraceEventKind::kKernel;
-      }
       break;
     case 19:
       if (cat == "gpu_user_annotation")
