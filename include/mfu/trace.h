@@ -193,7 +193,8 @@ StatusOr<RankTrace> ParseTraceFile(const std::string& path, const TraceParseOpti
 
 // The trace files of a job: `path` is one file or a directory whose *.json and
 // *.json.gz files are ranks. Files are parsed in parallel (`max_parallel`
-// files at a time) and returned sorted by rank (then path).
+// files at a time, each with options.threads / that many workers) and
+// returned sorted by rank (then path).
 StatusOr<std::vector<RankTrace>> ParseTraceSet(const std::string& path, const TraceParseOptions& options = {},
                                                int max_parallel = 2);
 

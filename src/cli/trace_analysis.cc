@@ -1,6 +1,10 @@
 #include "cli/trace_analysis.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "base/parallel.h"
 
 namespace mfu::cli {
 namespace {
@@ -15,39 +19,55 @@ TraceWindow MainWindow(const std::vector<ProfilerStepInfo>& steps, BreakdownVari
   return StepsWindow(steps);
 }
 
-void AnalyzeRank(RankAnalysis& r, const KernelClassifier& classifier, const HardwareDb& db,
-                 const TraceJobOptions& options) {
-  const RankTrace& t = r.trace;
-  r.classes = ClassifyEvents(t, classifier);
-  const std::vector<uint32_t> launches = LinkLaunches(t);
-  const std::vector<ProfilerStepInfo> steps = FindProfilerSteps(t, launches);
-  BreakdownOptions b;
-  b.variant = options.variant;
-  b.top_kernels = options.top_kernels;
-  if (options.variant == BreakdownVariant::kHtaCompat && t.first_event_ts_ns != kNoId) {
-    b.hta_row0_ts_ns = t.first_event_ts_ns;
-  }
-  r.main = AnalyzeWindow(t, r.classes, launches, MainWindow(steps, options.variant), b);
-  for (const auto& step : steps)
-    r.steps.push_back({step, AnalyzeWindow(t, r.classes, launches, StepWindow(step), b)});
-  r.phases = trace::ComputeStepPhases(t, steps);
+// What a rank's analyses share: computed first, then read-only.
+struct RankBasis {
+  std::vector<uint32_t> launches;
+  std::vector<ProfilerStepInfo> steps;
+};
 
+RankBasis Prepare(const RankTrace& t, RankAnalysis& r, const KernelClassifier& classifier, const HardwareDb& db,
+                  const TraceJobOptions& options) {
+  RankBasis basis;
+  r.classes = ClassifyEvents(t, classifier);
+  basis.launches = LinkLaunches(t);
+  basis.steps = FindProfilerSteps(t, basis.launches);
   auto gpu = ResolveTraceAccelerator(t, db, options.gpu_override);
   if (gpu.ok()) {
     r.gpu = *gpu;
   } else {
     r.accelerator_error = gpu.status().message();
   }
-  r.attribution = AttributeOpFlops(t, r.classes, launches);
-  r.flops =
-      SummarizeFlops(t, r.classes, r.attribution, r.gpu, r.main.temporal.gpu_start_ns, r.main.temporal.gpu_end_ns);
+  return basis;
+}
+
+// The breakdowns of the main window and of every step, and the phases.
+void AnalyzeBreakdowns(const RankTrace& t, const RankBasis& basis, RankAnalysis& r, const TraceJobOptions& options) {
+  BreakdownOptions b;
+  b.variant = options.variant;
+  b.top_kernels = options.top_kernels;
+  if (options.variant == BreakdownVariant::kHtaCompat && t.first_event_ts_ns != kNoId) {
+    b.hta_row0_ts_ns = t.first_event_ts_ns;
+  }
+  std::vector<TraceWindow> windows{MainWindow(basis.steps, options.variant)};
+  for (const auto& step : basis.steps)
+    windows.push_back(StepWindow(step));
+  std::vector<WindowBreakdown> breakdowns = AnalyzeWindows(t, r.classes, basis.launches, windows, b);
+  r.main = std::move(breakdowns.front());
+  for (size_t s = 0; s < basis.steps.size(); ++s)
+    r.steps.push_back({basis.steps[s], std::move(breakdowns[s + 1])});
+  r.phases = trace::ComputeStepPhases(t, basis.steps);
+}
+
+// FLOPs from shapes and the waterfalls (per step and over all steps).
+void AnalyzeFlops(const RankTrace& t, const RankBasis& basis, RankAnalysis& r, const TraceJobOptions& options) {
+  r.attribution = AttributeOpFlops(t, r.classes, basis.launches);
   if (!r.gpu)
     return;
   WaterfallOptions w;
   w.gpu = r.gpu;
   w.model = options.model;
   w.step_time = options.step_time;
-  auto per_step = ComputeStepWaterfalls(t, r.classes, launches, r.attribution, w);
+  auto per_step = ComputeStepWaterfalls(t, r.classes, basis.launches, r.attribution, w);
   if (per_step.ok()) {
     r.step_waterfalls = std::move(per_step).value();
   } else {
@@ -74,32 +94,50 @@ void AnalyzeRank(RankAnalysis& r, const KernelClassifier& classifier, const Hard
 
 StatusOr<JobAnalysis> AnalyzeJob(std::vector<RankTrace> traces, const KernelClassifier& classifier,
                                  const HardwareDb& db, const TraceJobOptions& options) {
+  // The traces stay in one vector while the analyses run (collectives read
+  // every rank), and move into their RankAnalysis at the end.
+  const size_t n = traces.size();
   JobAnalysis job;
-  job.ranks.resize(traces.size());
-  for (size_t i = 0; i < traces.size(); ++i) {
-    job.ranks[i].trace = std::move(traces[i]);
-    AnalyzeRank(job.ranks[i], classifier, db, options);
+  job.ranks.resize(n);
+  std::vector<RankBasis> basis(n);
+  ParallelFor(n, options.threads,
+              [&](size_t i) { basis[i] = Prepare(traces[i], job.ranks[i], classifier, db, options); });
+  std::vector<std::vector<KernelClass>> classes(n);
+  for (size_t i = 0; i < n; ++i)
+    classes[i] = job.ranks[i].classes;
+
+  // Independent tasks: per rank the breakdowns and the FLOPs/waterfalls, and
+  // across ranks the collectives (and HTA's straggler variant).
+  const bool hta_stragglers = options.variant == BreakdownVariant::kHtaCompat && n > 1;
+  const size_t job_tasks = hta_stragglers ? 2 : 1;
+  ParallelFor(2 * n + job_tasks, options.threads, [&](size_t task) {
+    if (task < 2 * n) {
+      const size_t i = task / 2;
+      if (task % 2 == 0) {
+        AnalyzeBreakdowns(traces[i], basis[i], job.ranks[i], options);
+      } else {
+        AnalyzeFlops(traces[i], basis[i], job.ranks[i], options);
+      }
+    } else if (task == 2 * n) {
+      auto collectives = AnalyzeCollectives(traces, classes);
+      if (collectives.ok()) {
+        job.collectives = std::move(collectives).value();
+      } else {
+        job.collectives_error = collectives.status().message();
+      }
+    } else {
+      auto hta = FindStragglersHta(traces, classes);
+      if (hta.ok())
+        job.hta_stragglers = std::move(hta).value();
+    }
+  });
+  // Over the main window's GPU span: needs both halves of the rank's work.
+  for (size_t i = 0; i < n; ++i) {
+    RankAnalysis& r = job.ranks[i];
+    r.flops = SummarizeFlops(traces[i], r.classes, r.attribution, r.gpu, r.main.temporal.gpu_start_ns,
+                             r.main.temporal.gpu_end_ns);
+    r.trace = std::move(traces[i]);
   }
-  // Collectives need every rank's events.
-  std::vector<RankTrace> views;
-  std::vector<std::vector<KernelClass>> classes;
-  for (auto& r : job.ranks) {
-    views.push_back(std::move(r.trace));
-    classes.push_back(r.classes);
-  }
-  auto collectives = AnalyzeCollectives(views, classes);
-  if (collectives.ok()) {
-    job.collectives = std::move(collectives).value();
-  } else {
-    job.collectives_error = collectives.status().message();
-  }
-  if (options.variant == BreakdownVariant::kHtaCompat && views.size() > 1) {
-    auto hta = FindStragglersHta(views, classes);
-    if (hta.ok())
-      job.hta_stragglers = std::move(hta).value();
-  }
-  for (size_t i = 0; i < views.size(); ++i)
-    job.ranks[i].trace = std::move(views[i]);
   return job;
 }
 

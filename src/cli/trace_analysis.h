@@ -27,6 +27,7 @@ struct TraceJobOptions {
   std::string gpu_override;
   std::optional<ModelStepInput> model;
   StepTimeKind step_time = StepTimeKind::kCpuStep;
+  int threads = 1;  // analyses run concurrently per rank and across ranks
 };
 
 struct StepAnalysis {

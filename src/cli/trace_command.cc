@@ -51,7 +51,7 @@ class TraceCommand final : public Command {
 
   void Register(CLI::App& app) override {
     app.add_option("paths", o_.paths, "Trace files (.json, .json.gz) or directories of rank files")->required();
-    app.add_option("--threads,-j", o_.threads, "Parser threads [default: the machine's cores]");
+    app.add_option("--threads,-j", o_.threads, "Threads for parsing and analysis [default: the machine's cores]");
     app.add_flag("--hta-compat", o_.hta_compat,
                  "HTA's definitions: us rounding, last ProfilerStep dropped, name-based kernel types");
     app.add_option("--kernel-classes", o_.kernel_classes, "CSV of extra kernel classification rules");
@@ -98,11 +98,12 @@ class TraceCommand final : public Command {
     parse.keep_python_functions = o_.python;
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     parse.threads = o_.threads > 0 ? o_.threads : cores;
+    options.threads = parse.threads;
     if (o_.threads < 0 || o_.threads > 256)
       return InvalidArgumentError("--threads must be between 1 and 256");
     std::vector<RankTrace> traces;
     for (const std::string& path : o_.paths) {
-      MFU_ASSIGN_OR_RETURN(std::vector<RankTrace> set, ParseTraceSet(path, parse, cores));
+      MFU_ASSIGN_OR_RETURN(std::vector<RankTrace> set, ParseTraceSet(path, parse, parse.threads));
       for (auto& t : set)
         traces.push_back(std::move(t));
     }

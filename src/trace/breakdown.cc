@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <optional>
 #include <string>
@@ -90,12 +91,12 @@ Category CategoryOf(const RankTrace& trace, size_t i, KernelClass cls, Breakdown
   }
 }
 
-// The window's GPU ops in start order.
+// The selected GPU ops (event indices in time order) in start order.
 std::vector<Op> CollectOps(const RankTrace& trace, std::span<const KernelClass> classes,
-                           std::span<const uint32_t> launches, const TraceWindow& window,
-                           const BreakdownOptions& options) {
+                           std::span<const uint32_t> selected, const BreakdownOptions& options) {
   std::vector<Op> ops;
-  for (uint32_t i : trace::SelectGpuOps(trace, launches, window)) {
+  ops.reserve(selected.size());
+  for (uint32_t i : selected) {
     Op op;
     const Interval t = EventTimes(trace, i, options.variant);
     op.start_ns = t.start;
@@ -108,6 +109,13 @@ std::vector<Op> CollectOps(const RankTrace& trace, std::span<const KernelClass> 
   // Events are sorted by exact ts; rounding keeps that order, but be safe.
   std::stable_sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.start_ns < b.start_ns; });
   return ops;
+}
+
+// The window's GPU ops in start order.
+std::vector<Op> CollectOps(const RankTrace& trace, std::span<const KernelClass> classes,
+                           std::span<const uint32_t> launches, const TraceWindow& window,
+                           const BreakdownOptions& options) {
+  return CollectOps(trace, classes, trace::SelectGpuOps(trace, launches, window), options);
 }
 
 template <typename Pred>
@@ -270,13 +278,20 @@ std::array<ClassTime, kNumKernelClasses> ClassTimes(const std::vector<Op>& ops) 
 }
 
 // numpy/pandas linear-interpolation quantile of sorted values.
-double Quantile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty())
+// The q-quantile of `v` with linear interpolation (pandas' default), by
+// selection: O(n), reorders `v`.
+double Quantile(std::vector<double>& v, double q) {
+  if (v.empty())
     return kNaN;
-  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const double pos = q * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+  const auto at = v.begin() + static_cast<std::ptrdiff_t>(lo);
+  std::nth_element(v.begin(), at, v.end());
+  const double a = *at;
+  if (lo + 1 >= v.size())
+    return a;
+  const double b = *std::min_element(at + 1, v.end());
+  return a + (b - a) * (pos - static_cast<double>(lo));
 }
 
 IntervalStats Describe(std::vector<double> values) {
@@ -286,7 +301,6 @@ IntervalStats Describe(std::vector<double> values) {
     s.mean_ns = s.std_ns = s.min_ns = s.p25_ns = s.p50_ns = s.p75_ns = s.max_ns = kNaN;
     return s;
   }
-  std::sort(values.begin(), values.end());
   double sum = 0;
   for (double v : values)
     sum += v;
@@ -295,8 +309,9 @@ IntervalStats Describe(std::vector<double> values) {
   for (double v : values)
     m2 += (v - s.mean_ns) * (v - s.mean_ns);
   s.std_ns = values.size() > 1 ? std::sqrt(m2 / static_cast<double>(values.size() - 1)) : kNaN;
-  s.min_ns = values.front();
-  s.max_ns = values.back();
+  const auto [min, max] = std::minmax_element(values.begin(), values.end());
+  s.min_ns = *min;
+  s.max_ns = *max;
   s.p25_ns = Quantile(values, 0.25);
   s.p50_ns = Quantile(values, 0.5);
   s.p75_ns = Quantile(values, 0.75);
@@ -480,10 +495,24 @@ LaunchStats Launches(const RankTrace& trace, std::span<const uint32_t> launches,
   const IntervalStats d = Describe(delays);
   r.launch_delay_mean_ns = d.mean_ns;
   r.launch_delay_median_ns = d.p50_ns;
-  std::sort(delays.begin(), delays.end());
   r.launch_delay_p95_ns = Quantile(delays, 0.95);
-  r.cpu_duration_median_ns = Describe(std::move(cpu)).p50_ns;
-  r.gpu_duration_median_ns = Describe(std::move(gpu)).p50_ns;
+  r.cpu_duration_median_ns = Quantile(cpu, 0.5);
+  r.gpu_duration_median_ns = Quantile(gpu, 0.5);
+  return r;
+}
+
+WindowBreakdown Analyze(const RankTrace& trace, std::span<const uint32_t> launches, const TraceWindow& window,
+                        const std::vector<Op>& ops, const BreakdownOptions& options) {
+  WindowBreakdown r;
+  r.window = window;
+  r.variant = options.variant;
+  r.temporal = Temporal(ops, options.variant);
+  r.overlap = Overlap(ops, options.variant);
+  r.kernel_types = KernelTypes(ops, options.variant);
+  r.classes = ClassTimes(ops);
+  r.idle = Idle(trace, launches, ops, options);
+  r.top_kernels = Top(trace, ops, options);
+  r.launches = Launches(trace, launches, ops, options);
   return r;
 }
 
@@ -602,18 +631,20 @@ LaunchStats ComputeLaunchStats(const RankTrace& trace, std::span<const uint32_t>
 WindowBreakdown AnalyzeWindow(const RankTrace& trace, std::span<const KernelClass> classes,
                               std::span<const uint32_t> launches, const TraceWindow& window,
                               const BreakdownOptions& options) {
-  const std::vector<Op> ops = CollectOps(trace, classes, launches, window, options);
-  WindowBreakdown r;
-  r.window = window;
-  r.variant = options.variant;
-  r.temporal = Temporal(ops, options.variant);
-  r.overlap = Overlap(ops, options.variant);
-  r.kernel_types = KernelTypes(ops, options.variant);
-  r.classes = ClassTimes(ops);
-  r.idle = Idle(trace, launches, ops, options);
-  r.top_kernels = Top(trace, ops, options);
-  r.launches = Launches(trace, launches, ops, options);
-  return r;
+  return Analyze(trace, launches, window, CollectOps(trace, classes, launches, window, options), options);
+}
+
+std::vector<WindowBreakdown> AnalyzeWindows(const RankTrace& trace, std::span<const KernelClass> classes,
+                                            std::span<const uint32_t> launches, std::span<const TraceWindow> windows,
+                                            const BreakdownOptions& options) {
+  const trace::GpuOpsByLaunch index(trace, launches);
+  std::vector<WindowBreakdown> out;
+  out.reserve(windows.size());
+  for (const TraceWindow& window : windows) {
+    const std::vector<Op> ops = CollectOps(trace, classes, index.Select(window), options);
+    out.push_back(Analyze(trace, launches, window, ops, options));
+  }
+  return out;
 }
 
 }  // namespace mfu

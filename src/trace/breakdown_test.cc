@@ -894,5 +894,43 @@ TEST(HtaParitySampled, LaunchStats) {
   ExpectLaunches(Sampled(), kSampledLaunch);
 }
 
+// AnalyzeWindows (one launch index for all windows) against AnalyzeWindow
+// (a scan per window) on every step of the real fixtures, both variants.
+TEST(AnalyzeWindows, EqualsOneWindowAtATimeOnRealTraces) {
+  size_t windows_checked = 0;
+  for (const char* dir : {"dlrm_kineto", "hta_sampled"}) {
+    auto traces = ParseTraceSet(std::string(MFU_SOURCE_DIR) + "/tests/data/traces/" + dir);
+    ASSERT_TRUE(traces.ok()) << traces.status().message();
+    for (RankTrace& t : *traces) {
+      const Prepared p = Prepare(std::move(t));
+      const std::vector<ProfilerStepInfo> steps = FindProfilerSteps(p.trace, p.launches);
+      std::vector<TraceWindow> windows{WholeTraceWindow(), StepsWindow(steps), HtaWindow(steps)};
+      for (const ProfilerStepInfo& step : steps)
+        windows.push_back(StepWindow(step));
+      for (BreakdownVariant variant : {BreakdownVariant::kMfu, BreakdownVariant::kHtaCompat}) {
+        BreakdownOptions options;
+        options.variant = variant;
+        const std::vector<WindowBreakdown> all = AnalyzeWindows(p.trace, p.classes, p.launches, windows, options);
+        ASSERT_EQ(all.size(), windows.size());
+        for (size_t w = 0; w < windows.size(); ++w) {
+          const WindowBreakdown one = AnalyzeWindow(p.trace, p.classes, p.launches, windows[w], options);
+          const std::string where = p.trace.path + " " + windows[w].name;
+          EXPECT_EQ(all[w].window.name, windows[w].name);
+          EXPECT_EQ(all[w].temporal.num_gpu_ops, one.temporal.num_gpu_ops) << where;
+          EXPECT_EQ(all[w].temporal.busy_ns, one.temporal.busy_ns) << where;
+          EXPECT_EQ(all[w].temporal.compute_ns, one.temporal.compute_ns) << where;
+          EXPECT_EQ(all[w].temporal.exposed_comm_ns, one.temporal.exposed_comm_ns) << where;
+          EXPECT_EQ(all[w].kernel_types.exact_ns, one.kernel_types.exact_ns) << where;
+          EXPECT_EQ(all[w].idle.streams.size(), one.idle.streams.size()) << where;
+          EXPECT_EQ(all[w].launches.launches, one.launches.launches) << where;
+          EXPECT_EQ(all[w].top_kernels.size(), one.top_kernels.size()) << where;
+          ++windows_checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(windows_checked, 40u);
+}
+
 }  // namespace
 }  // namespace mfu

@@ -2,6 +2,8 @@
 // shapes give their FLOPs, and sums per kernel class (trace_flops.h states
 // the rules). Formulas live in op_cost.cc.
 
+#include <absl/container/flat_hash_map.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -22,8 +24,7 @@ constexpr int kMaxNestingDepth = 1024;  // guards walks up the op tree
 // cpu_op and the innermost op enclosing every runtime event. A child that
 // starts inside its parent but ends after it (float rounding in old traces)
 // is still its child.
-void BuildOpTree(const RankTrace& trace, std::vector<uint32_t>& parent,
-                 std::unordered_map<uint32_t, uint32_t>& enclosing_op) {
+void BuildOpTree(const RankTrace& trace, std::vector<uint32_t>& parent, std::vector<uint32_t>& enclosing_op) {
   std::vector<std::vector<uint32_t>> stacks(trace.tracks.size());
   for (size_t i = 0; i < trace.num_events(); ++i) {
     TraceEventKind kind = trace.kind[i];
@@ -37,7 +38,7 @@ void BuildOpTree(const RankTrace& trace, std::vector<uint32_t>& parent,
       parent[i] = top;
       stack.push_back(static_cast<uint32_t>(i));
     } else if (top != kNoIndex) {
-      enclosing_op.emplace(static_cast<uint32_t>(i), top);
+      enclosing_op[i] = top;
     }
   }
 }
@@ -60,6 +61,9 @@ class Attributor {
     out_.flops.assign(n, 0);
     out_.bytes.assign(n, 0);
     parent_.assign(n, kNoIndex);
+    enclosing_op_.assign(n, kNoIndex);
+    costed_slot_.assign(n, kNoIndex);
+    counted_above_.assign(n, kUnknown);
     BuildOpTree(trace_, parent_, enclosing_op_);
     CostOps();
     MarkNested();
@@ -94,35 +98,31 @@ class Attributor {
         }
         continue;
       }
-      costed_.emplace(static_cast<uint32_t>(i), Costed{*cost});
+      costed_slot_[i] = static_cast<uint32_t>(costed_.size());
+      costed_.push_back(Costed{*cost, static_cast<uint32_t>(i)});
     }
   }
 
   // An op with a costed op inside it is not counted: its work is the inner op's.
   void MarkNested() {
-    for (auto& [event, c] : costed_) {
-      uint32_t p = parent_[event];
+    for (const Costed& c : costed_) {
+      uint32_t p = parent_[c.event];
       for (int depth = 0; p != kNoIndex && depth < kMaxNestingDepth; ++depth, p = parent_[p]) {
-        auto it = costed_.find(p);
-        if (it == costed_.end())
+        if (costed_slot_[p] == kNoIndex)
           continue;
-        if (it->second.nested)
+        Costed& above = costed_[costed_slot_[p]];
+        if (above.nested)
           break;  // everything above is already marked
-        it->second.nested = true;
+        above.nested = true;
       }
     }
-    std::vector<uint32_t> counted;
-    for (auto& [event, c] : costed_) {
+    for (Costed& c : costed_) {  // in event order
       if (c.nested) {
         ++out_.ops_nested;
-      } else {
-        counted.push_back(event);
+        continue;
       }
-    }
-    std::sort(counted.begin(), counted.end());
-    for (uint32_t event : counted) {
-      costed_[event].index = static_cast<uint32_t>(out_.ops.size());
-      out_.ops.push_back({event, costed_[event].cost, 0, 0});
+      c.index = static_cast<uint32_t>(out_.ops.size());
+      out_.ops.push_back({c.event, c.cost, 0, 0});
     }
   }
 
@@ -143,9 +143,9 @@ class Attributor {
         ++out_.linked_by_correlation;
         return op;
       }
-      if (auto it = enclosing_op_.find(runtime); it != enclosing_op_.end()) {
+      if (const uint32_t op = enclosing_op_[runtime]; op != kNoIndex) {
         ++out_.linked_by_enclosing_op;
-        return it->second;
+        return op;
       }
     }
     ++out_.unlinked;
@@ -155,20 +155,20 @@ class Attributor {
   // The counted op (index into out_.ops) whose work a kernel launched by
   // `op` is part of: the nearest costed op at or above `op`.
   uint32_t CountedOpAbove(uint32_t op) {
-    auto memo = counted_above_.find(op);
-    if (memo != counted_above_.end())
-      return memo->second;
+    uint32_t& memo = counted_above_[op];
+    if (memo != kUnknown)
+      return memo;
     uint32_t result = kNoIndex;
     uint32_t p = op;
     for (int depth = 0; p != kNoIndex && depth < kMaxNestingDepth; ++depth, p = parent_[p]) {
-      auto it = costed_.find(p);
-      if (it == costed_.end())
+      if (costed_slot_[p] == kNoIndex)
         continue;
-      if (!it->second.nested)
-        result = it->second.index;
+      const Costed& c = costed_[costed_slot_[p]];
+      if (!c.nested)
+        result = c.index;
       break;
     }
-    counted_above_.emplace(op, result);
+    memo = result;
     return result;
   }
 
@@ -243,8 +243,11 @@ class Attributor {
     }
   }
 
+  static constexpr uint32_t kUnknown = kNoIndex - 1;  // counted_above_ not computed yet
+
   struct Costed {
     OpCost cost;
+    uint32_t event = kNoIndex;
     bool nested = false;
     uint32_t index = kNoIndex;  // into out_.ops when counted
   };
@@ -255,10 +258,11 @@ class Attributor {
   const OpFlopsOptions& options_;
   FlopsAttribution& out_;
   std::vector<uint32_t> parent_;
-  std::unordered_map<uint32_t, uint32_t> enclosing_op_;  // runtime event -> cpu_op
-  std::unordered_map<int64_t, uint32_t> op_by_external_id_;
-  std::unordered_map<uint32_t, Costed> costed_;
-  std::unordered_map<uint32_t, uint32_t> counted_above_;
+  std::vector<uint32_t> enclosing_op_;  // runtime event -> cpu_op
+  absl::flat_hash_map<int64_t, uint32_t> op_by_external_id_;
+  std::vector<Costed> costed_;           // in event order
+  std::vector<uint32_t> costed_slot_;    // event -> index into costed_
+  std::vector<uint32_t> counted_above_;  // memo of CountedOpAbove, by event
 };
 
 std::string DimsText(std::span<const std::vector<int64_t>> dims) {

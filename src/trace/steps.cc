@@ -1,11 +1,13 @@
 #include "trace/steps.h"
 
+#include <absl/container/flat_hash_map.h>
+
 #include <algorithm>
 #include <charconv>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 namespace mfu {
 namespace {
@@ -38,7 +40,8 @@ std::string StepRangeName(const ProfilerStepInfo& first, const ProfilerStepInfo&
 
 std::vector<uint32_t> LinkLaunches(const RankTrace& trace) {
   const size_t n = trace.num_events();
-  std::unordered_map<int64_t, uint32_t> runtime_by_correlation;
+  absl::flat_hash_map<int64_t, uint32_t> runtime_by_correlation;
+  runtime_by_correlation.reserve(n / 4);
   for (size_t i = 0; i < n; ++i) {
     if (trace.kind[i] == TraceEventKind::kRuntime && trace.correlation[i] != kNoId) {
       runtime_by_correlation.emplace(trace.correlation[i], static_cast<uint32_t>(i));  // first one wins
@@ -149,6 +152,32 @@ std::vector<uint32_t> SelectGpuOps(const RankTrace& trace, std::span<const uint3
     if (InWindow(trace, launches, window, i))
       ops.push_back(static_cast<uint32_t>(i));
   }
+  return ops;
+}
+
+GpuOpsByLaunch::GpuOpsByLaunch(const RankTrace& trace, std::span<const uint32_t> launches)
+    : trace_(trace), launches_(launches) {
+  std::vector<std::pair<int64_t, uint32_t>> keyed;
+  for (size_t i = 0; i < trace.num_events(); ++i) {
+    if (IsGpuActivity(trace.kind[i]) && launches[i] != kNoIndex)
+      keyed.emplace_back(trace.ts_ns[launches[i]], static_cast<uint32_t>(i));
+  }
+  std::sort(keyed.begin(), keyed.end());
+  launch_ts_.reserve(keyed.size());
+  event_.reserve(keyed.size());
+  for (const auto& [ts, i] : keyed) {
+    launch_ts_.push_back(ts);
+    event_.push_back(i);
+  }
+}
+
+std::vector<uint32_t> GpuOpsByLaunch::Select(const TraceWindow& window) const {
+  if (window.whole_trace)
+    return SelectGpuOps(trace_, launches_, window);
+  const auto lo = std::lower_bound(launch_ts_.begin(), launch_ts_.end(), window.cpu_start_ns);
+  const auto hi = std::lower_bound(lo, launch_ts_.end(), window.cpu_end_ns);
+  std::vector<uint32_t> ops(event_.begin() + (lo - launch_ts_.begin()), event_.begin() + (hi - launch_ts_.begin()));
+  std::sort(ops.begin(), ops.end());
   return ops;
 }
 

@@ -29,8 +29,24 @@ inline bool InWindow(const RankTrace& trace, std::span<const uint32_t> launches,
   return ts >= window.cpu_start_ns && ts < window.cpu_end_ns;
 }
 
-// The indices of the GPU ops `window` covers, in event (time) order.
+// The indices of the GPU ops `window` covers, in event (time) order. One
+// pass over the trace: for many windows use GpuOpsByLaunch.
 std::vector<uint32_t> SelectGpuOps(const RankTrace& trace, std::span<const uint32_t> launches,
                                    const TraceWindow& window);
+
+// The launched GPU ops ordered by their launch's start, built once so that
+// each of many step windows costs O(log n + its ops) instead of O(n).
+class GpuOpsByLaunch {
+ public:
+  GpuOpsByLaunch(const RankTrace& trace, std::span<const uint32_t> launches);
+  // Exactly SelectGpuOps(trace, launches, window).
+  std::vector<uint32_t> Select(const TraceWindow& window) const;
+
+ private:
+  const RankTrace& trace_;
+  std::span<const uint32_t> launches_;
+  std::vector<int64_t> launch_ts_;  // sorted
+  std::vector<uint32_t> event_;     // the GPU op of launch_ts_[k]
+};
 
 }  // namespace mfu::trace

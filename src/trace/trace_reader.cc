@@ -20,6 +20,7 @@
 #include <numeric>
 #include <thread>
 
+#include "base/parallel.h"
 #include "mfu/trace.h"
 #include "trace/event_parser.h"
 #include "trace/scanner.h"
@@ -790,27 +791,12 @@ StatusOr<std::vector<RankTrace>> ParseTraceSet(const std::string& path, const Tr
     files.push_back(path);
   }
   std::vector<StatusOr<RankTrace>> results(files.size(), StatusOr<RankTrace>(InternalError("not parsed")));
-  std::mutex mu;
-  size_t next = 0;
-  auto work = [&] {
-    while (true) {
-      size_t i;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (next >= files.size())
-          return;
-        i = next++;
-      }
-      results[i] = ParseTraceFile(files[i], options);
-    }
-  };
-  std::vector<std::thread> threads;
-  int n = std::max(1, std::min<int>(max_parallel, static_cast<int>(files.size())));
-  for (int t = 1; t < n; ++t)
-    threads.emplace_back(work);
-  work();
-  for (auto& t : threads)
-    t.join();
+  // Files in parallel, the threads split among them (never files x threads).
+  const int files_at_once =
+      static_cast<int>(std::min<size_t>(files.size(), static_cast<size_t>(std::max(1, max_parallel))));
+  TraceParseOptions per_file = options;
+  per_file.threads = std::max(1, options.threads / files_at_once);
+  ParallelFor(files.size(), files_at_once, [&](size_t i) { results[i] = ParseTraceFile(files[i], per_file); });
   std::vector<RankTrace> traces;
   for (auto& r : results) {
     if (!r.ok())

@@ -28,10 +28,43 @@ struct Layers {
   std::array<double, kNumDTypes> matrix_flops_by_dtype{};
 };
 
-Layers CollectLayers(const RankTrace& trace, std::span<const KernelClass> classes, const FlopsAttribution& attribution,
-                     const Accelerator& gpu, int64_t lo, int64_t hi) {
-  Layers l;
+// Events [first, last) of the trace hold every event that can overlap a
+// window; the caller narrows them (events are sorted by start).
+struct EventRange {
+  size_t first = 0;
+  size_t last = 0;
+};
+
+// The events that start before `hi`: a binary search on the sorted starts.
+size_t EndOfWindow(const RankTrace& trace, int64_t hi) {
+  return static_cast<size_t>(std::lower_bound(trace.ts_ns.begin(), trace.ts_ns.end(), hi) - trace.ts_ns.begin());
+}
+
+// Running maximum of the GPU events' ends in event order: the events before
+// the first entry above `lo` all end by `lo`, so windows skip them.
+std::vector<int64_t> PrefixMaxGpuEnd(const RankTrace& trace) {
+  std::vector<int64_t> max_end(trace.num_events());
+  int64_t m = std::numeric_limits<int64_t>::min();
   for (size_t i = 0; i < trace.num_events(); ++i) {
+    if (IsGpuActivity(trace.kind[i]))
+      m = std::max(m, trace.end_ns(i));
+    max_end[i] = m;
+  }
+  return max_end;
+}
+
+EventRange RangeOf(const RankTrace& trace, const std::vector<int64_t>& prefix_max_end, int64_t lo, int64_t hi) {
+  EventRange r;
+  r.first =
+      static_cast<size_t>(std::upper_bound(prefix_max_end.begin(), prefix_max_end.end(), lo) - prefix_max_end.begin());
+  r.last = std::max(r.first, EndOfWindow(trace, hi));
+  return r;
+}
+
+Layers CollectLayers(const RankTrace& trace, std::span<const KernelClass> classes, const FlopsAttribution& attribution,
+                     const Accelerator& gpu, int64_t lo, int64_t hi, EventRange range) {
+  Layers l;
+  for (size_t i = range.first; i < range.last; ++i) {
     const TraceEventKind kind = trace.kind[i];
     if (!IsGpuActivity(kind))
       continue;
@@ -210,9 +243,11 @@ const char* WaterfallBucketName(WaterfallBucket bucket) {
   return "?";
 }
 
-StatusOr<StepWaterfall> ComputeWaterfall(const RankTrace& trace, std::span<const KernelClass> classes,
-                                         const FlopsAttribution& attribution, int64_t start_ns, int64_t end_ns,
-                                         std::string label, const WaterfallOptions& options) {
+namespace {
+
+StatusOr<StepWaterfall> WaterfallOf(const RankTrace& trace, std::span<const KernelClass> classes,
+                                    const FlopsAttribution& attribution, int64_t start_ns, int64_t end_ns,
+                                    std::string label, const WaterfallOptions& options, EventRange range) {
   if (end_ns <= start_ns) {
     return InvalidArgumentError("waterfall: window '" + label + "' is empty (" + std::to_string(start_ns) +
                                 " >= " + std::to_string(end_ns) + ")");
@@ -223,12 +258,21 @@ StatusOr<StepWaterfall> ComputeWaterfall(const RankTrace& trace, std::span<const
   w.label = std::move(label);
   w.start_ns = start_ns;
   w.end_ns = end_ns;
-  const Layers layers = CollectLayers(trace, classes, attribution, *options.gpu, start_ns, end_ns);
+  const Layers layers = CollectLayers(trace, classes, attribution, *options.gpu, start_ns, end_ns, range);
   FillBuckets(layers, w);
   if (options.model) {
     MFU_ASSIGN_OR_RETURN(w.model, ModelMfu(*options.model, layers, *options.gpu, w.step_ns()));
   }
   return w;
+}
+
+}  // namespace
+
+StatusOr<StepWaterfall> ComputeWaterfall(const RankTrace& trace, std::span<const KernelClass> classes,
+                                         const FlopsAttribution& attribution, int64_t start_ns, int64_t end_ns,
+                                         std::string label, const WaterfallOptions& options) {
+  return WaterfallOf(trace, classes, attribution, start_ns, end_ns, std::move(label), options,
+                     {0, EndOfWindow(trace, end_ns)});
 }
 
 StatusOr<std::vector<StepWaterfall>> ComputeStepWaterfalls(const RankTrace& trace, std::span<const KernelClass> classes,
@@ -238,11 +282,13 @@ StatusOr<std::vector<StepWaterfall>> ComputeStepWaterfalls(const RankTrace& trac
   std::vector<Window> windows = StepWindows(trace, launches, options.step_time);
   if (windows.empty())
     return NotFoundError(trace.path + ": no GPU activity to build a waterfall from");
+  const std::vector<int64_t> prefix_max_end = PrefixMaxGpuEnd(trace);
   std::vector<StepWaterfall> out;
   out.reserve(windows.size());
   for (Window& win : windows) {
-    MFU_ASSIGN_OR_RETURN(StepWaterfall w, ComputeWaterfall(trace, classes, attribution, win.start, win.end,
-                                                           std::move(win.label), options));
+    MFU_ASSIGN_OR_RETURN(StepWaterfall w,
+                         WaterfallOf(trace, classes, attribution, win.start, win.end, std::move(win.label), options,
+                                     RangeOf(trace, prefix_max_end, win.start, win.end)));
     out.push_back(std::move(w));
   }
   return out;

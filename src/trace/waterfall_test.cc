@@ -390,6 +390,12 @@ TEST(WaterfallRealTraces, ConsistentEverywhere) {
           Status ok = CheckConsistency(w);
           EXPECT_TRUE(ok.ok()) << p.trace.path << ": " << ok.message();
           EXPECT_EQ(w.over_peak_ns, 0) << p.trace.path << " " << w.label;
+          // The per-step path narrows the events with an index; one window
+          // alone scans from the first event: both must agree exactly.
+          auto alone = ComputeWaterfall(p.trace, p.classes, p.attribution, w.start_ns, w.end_ns, w.label, options);
+          ASSERT_TRUE(alone.ok()) << alone.status().message();
+          EXPECT_EQ(alone->bucket_ns, w.bucket_ns) << p.trace.path << " " << w.label;
+          EXPECT_EQ(alone->matrix_flops, w.matrix_flops) << p.trace.path << " " << w.label;
           ++checked;
         }
       }
