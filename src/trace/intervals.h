@@ -17,7 +17,9 @@ struct Interval {
 
 // Sorts and merges overlapping or touching intervals in place; drops empty ones.
 inline void MergeIntervals(std::vector<Interval>& v) {
-  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+  if (!std::is_sorted(v.begin(), v.end(), by_start))  // usually already in start order
+    std::sort(v.begin(), v.end(), by_start);
   size_t out = 0;
   for (const Interval& iv : v) {
     if (iv.end <= iv.start)
