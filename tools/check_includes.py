@@ -14,8 +14,9 @@ ALLOWED = {
     "hwdb": {"base"},
     "flops": {"base", "model", "hwdb"},
     "trace": {"base", "model", "hwdb", "flops"},
+    "plan": {"base", "model", "hwdb", "flops"},
     "report": {"base"},
-    "cli": {"base", "model", "hwdb", "flops", "trace", "report"},
+    "cli": {"base", "model", "hwdb", "flops", "trace", "plan", "report"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -156,4 +156,10 @@ std::string FormatThousands(double value) {
   return negative ? "-" + out : out;
 }
 
+std::string FormatNumber(double value) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(value);
+}
+
 }  // namespace mfu::base

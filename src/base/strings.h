@@ -36,6 +36,8 @@ StatusOr<double> ParseScaledNumber(std::string_view text, std::string_view what)
 // 5.79e10 -> "57.9G".
 std::string FormatSi(double value, int digits = 3);
 
+// The shortest text that reads back as `value` (std::to_chars), e.g. 0.75.
+std::string FormatNumber(double value);
 // Formats an integer with thousands separators: 8030261248 -> "8,030,261,248".
 std::string FormatThousands(double value);
 

@@ -40,6 +40,9 @@ std::unique_ptr<Command> MakeHwCommand();
 std::unique_ptr<Command> MakeModelsCommand();
 std::unique_ptr<Command> MakeMemoryCommand();
 std::unique_ptr<Command> MakeTraceCommand();
+std::unique_ptr<Command> MakePredictCommand();
+std::unique_ptr<Command> MakePlanCommand();
+std::unique_ptr<Command> MakeCalibrateCommand();
 
 // `mfu help [command]`: prints the help of `topic` (or of `app` when empty),
 // the same text as `mfu <command> --help`. Returns the exit code.

@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
   commands.push_back(mfu::cli::MakeCalcCommand());
   commands.push_back(mfu::cli::MakeMemoryCommand());
   commands.push_back(mfu::cli::MakeTraceCommand());
+  commands.push_back(mfu::cli::MakePredictCommand());
+  commands.push_back(mfu::cli::MakePlanCommand());
+  commands.push_back(mfu::cli::MakeCalibrateCommand());
   commands.push_back(mfu::cli::MakeHwCommand());
   commands.push_back(mfu::cli::MakeModelsCommand());
   std::vector<std::pair<CLI::App*, Command*>> table;

@@ -1,0 +1,210 @@
+#pragma once
+
+// The training performance model behind `mfu predict` and `mfu plan`: for a
+// dense or MoE transformer, an accelerator, a cluster fabric and a parallel
+// configuration, the step time (compute by roofline with shape-dependent
+// efficiency, communication on the scale-up/scale-out hierarchy, overlap,
+// pipeline bubble, recompute, optimizer), the memory per GPU and the MFU.
+// docs/plan.md states every formula; data/efficiency/ holds the few fitted
+// parameters per accelerator family.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mfu/cluster.h"
+#include "mfu/flops.h"
+#include "mfu/hwdb.h"
+#include "mfu/model.h"
+#include "mfu/status.h"
+
+namespace mfu {
+
+// Efficiency parameters of an accelerator family, each with a physical
+// meaning (fitted by `mfu calibrate`, shipped in data/efficiency/).
+struct EfficiencyParams {
+  std::string family;                     // "ampere", "hopper", ...
+  std::vector<std::string> accelerators;  // accelerator id prefixes it covers
+  double matmul_peak_fraction = 0.8;      // large GEMMs: achieved / dense peak
+  double matmul_half_dim = 64;            // per GEMM dim d: efficiency x d / (d + this)
+  double attention_peak_fraction = 0.6;   // flash attention: achieved / dense peak
+  double vector_bw_fraction = 0.7;        // elementwise, norms, optimizer: achieved / HBM bandwidth
+  double scaleup_bw_fraction = 0.75;      // collective bus bandwidth / NVLink bandwidth
+  double scaleout_bw_fraction = 0.75;     // collective bus bandwidth / NIC bandwidth
+  double overlap_efficiency = 0.8;        // share of overlappable communication that is hidden
+  double kernel_overhead_us = 4;          // idle gap per kernel (launch, sync), microseconds
+  double memory_reserved_gib = 3;         // CUDA context, NCCL buffers, allocator slack
+  std::string source;
+};
+
+inline constexpr size_t kNumEfficiencyParams = 8;  // the fitted ones (not memory_reserved_gib)
+// name, pointer-to-member, and the bounds calibration keeps it in.
+struct EfficiencyParamInfo {
+  const char* name;
+  double EfficiencyParams::*field;
+  double min;
+  double max;
+};
+std::array<EfficiencyParamInfo, kNumEfficiencyParams> EfficiencyParamInfos();
+
+class EfficiencyDb {
+ public:
+  static StatusOr<EfficiencyDb> LoadBuiltin();
+  // CSV with the columns of data/efficiency/efficiency.csv; rows replace
+  // families of the same name. kParse / kOutOfRange name origin:line:column.
+  Status AddCsv(std::string_view text, std::string_view origin);
+  Status AddFile(const std::string& path);
+  // The family whose longest accelerator prefix matches `accelerator_id`,
+  // else the "default" family.
+  const EfficiencyParams& For(std::string_view accelerator_id) const;
+  const std::vector<EfficiencyParams>& families() const { return families_; }
+  EfficiencyParams* Mutable(std::string_view family);
+  // The database as CSV (what `mfu calibrate --write` saves).
+  std::string ToCsv() const;
+
+ private:
+  std::vector<EfficiencyParams> families_;
+};
+
+// One parallel configuration.
+struct TrainingConfig {
+  int64_t tp = 1;
+  int64_t pp = 1;
+  int64_t dp = 0;  // 0: derived as gpus / (tp * pp * cp)
+  int64_t cp = 1;
+  int64_t ep = 1;                 // expert parallel (MoE), within the data-parallel ranks
+  int64_t etp = 1;                // expert tensor parallel
+  int64_t vpp = 1;                // virtual pipeline stages (interleaved 1F1B)
+  bool sequence_parallel = true;  // with tp > 1
+  int zero_stage = 1;             // 0 DDP, 1 distributed optimizer, 2, 3 (= FSDP)
+  bool fsdp = false;              // PyTorch FSDP: ZeRO-3 gathers and reduces per micro-batch
+  int64_t micro_batch = 1;
+  int64_t global_batch = 0;  // sequences; 0: dp * micro_batch
+  Recompute recompute = Recompute::kNone;
+  DType precision = DType::kBf16;
+  bool tp_comm_overlap = false;
+  bool dp_overlap = true;  // gradient reduction bucketed and overlapped with backward
+};
+
+// What is fixed while configurations vary.
+struct TrainingSetup {
+  const ModelSpec* model = nullptr;
+  int64_t seq_len = 0;
+  const Accelerator* gpu = nullptr;
+  const Cluster* cluster = nullptr;  // null: one NVLink domain from the accelerator's figures
+  int64_t gpus = 0;
+  Convention convention = Convention::kMegatron;
+  EfficiencyParams efficiency;
+};
+
+// Why a configuration is not valid (kOk when it is).
+enum class ConfigIssue {
+  kOk,
+  kGpusNotDivisible,      // tp*pp*cp does not divide the GPU count, or dp given inconsistently
+  kLayersNotDivisible,    // fewer layers than pp*vpp stages (uneven splits are allowed)
+  kHeadsNotDivisible,     // tp does not divide the heads (or KV heads, or ffn)
+  kExpertsNotDivisible,   // ep does not divide the experts, or ep*etp > dp*tp
+  kBatchNotDivisible,     // global batch not a multiple of dp * micro_batch
+  kSequenceNotDivisible,  // cp (x2 for load balance) does not divide the sequence
+  kTopology,              // a tensor-parallel group larger than a scale-up domain it must fit
+  kOutOfMemory,
+  kBadValue,  // a size < 1, zero stage out of range, vpp without pp ...
+};
+const char* ConfigIssueName(ConfigIssue issue);
+
+// Memory per GPU, bytes (the most loaded pipeline stage).
+struct MemoryPerGpu {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double activations = 0;
+  double reserved = 0;  // context, communication buffers, allocator headroom
+  double capacity = 0;  // the accelerator's HBM
+  double total() const { return weights + gradients + optimizer + activations + reserved; }
+  bool fits() const { return total() <= capacity; }
+};
+
+// Step-time components, seconds per step on the slowest GPU. They sum to
+// step_s exactly.
+struct StepBreakdown {
+  double matrix_s = 0;     // GEMMs incl. LM head, at the shape's efficiency
+  double attention_s = 0;  // attention core (flash)
+  double vector_s = 0;     // norms, activations, residuals, rope, cross-entropy
+  double recompute_s = 0;  // extra forward work of activation recomputation
+  double overhead_s = 0;   // per-kernel gaps
+  double optimizer_s = 0;
+  double tp_comm_s = 0;  // exposed tensor-/sequence-parallel collectives
+  double cp_comm_s = 0;  // exposed context-parallel KV exchange
+  double ep_comm_s = 0;  // exposed expert all-to-all
+  double pp_comm_s = 0;  // exposed pipeline send/recv
+  double dp_comm_s = 0;  // exposed data-parallel / FSDP collectives
+  double bubble_s = 0;   // pipeline fill and drain
+  double total() const;
+};
+
+struct Prediction {
+  ConfigIssue issue = ConfigIssue::kOk;
+  TrainingConfig config;      // with dp and global_batch resolved
+  int64_t micro_batches = 0;  // per step per pipeline
+  double step_s = 0;
+  StepBreakdown breakdown;
+  double tokens_per_s = 0;           // whole job
+  double model_flops_per_token = 0;  // convention's model FLOPs (3 passes)
+  double hardware_flops_per_token = 0;
+  double tflops_per_gpu = 0;  // model FLOPs / s / GPU, 1e12
+  double peak_flops = 0;      // dense peak of the precision
+  double mfu = 0;
+  double hfu = 0;
+  double matrix_flops_per_step = 0;  // executed GEMM + attention FLOPs on the slowest GPU
+  MemoryPerGpu memory;
+};
+
+// A performance model for one setup: per-layer quantities are computed once
+// so that Evaluate costs arithmetic only (the planner calls it millions of
+// times).
+class PerfModel {
+ public:
+  // kInvalidArgument: no model, seq_len < 1, gpus < 1, an accelerator with no
+  // dense peak for bf16, a DiT model.
+  static StatusOr<PerfModel> Create(const TrainingSetup& setup);
+
+  // Fills `out` (issue != kOk when the configuration is invalid or does not
+  // fit; memory is computed whenever the shape is valid).
+  void Evaluate(const TrainingConfig& config, Prediction& out) const;
+  Prediction Evaluate(const TrainingConfig& config) const {
+    Prediction p;
+    Evaluate(config, p);
+    return p;
+  }
+  const TrainingSetup& setup() const { return setup_; }
+  // Replaces the efficiency parameters (calibration re-evaluates the same
+  // runs under many parameter sets without rebuilding the model).
+  void SetEfficiency(const EfficiencyParams& efficiency) { setup_.efficiency = efficiency; }
+
+ private:
+  PerfModel() = default;
+  TrainingSetup setup_;
+  // Per token, forward, one layer (averaged over dense and MoE layers).
+  double attn_proj_flops_ = 0;      // Q, K, V, O projections
+  double attn_core_flops_ = 0;      // scores + context, causal
+  double mlp_flops_ = 0;            // dense MLP (dense layers' share)
+  double expert_flops_ = 0;         // routed experts (top-k), MoE layers' share
+  double shared_flops_ = 0;         // shared experts + router
+  double lm_head_flops_ = 0;        // per token, once per model
+  double dense_layer_params_ = 0;   // per layer average, tensor-parallel-sharded part
+  double expert_layer_params_ = 0;  // per layer average, expert-parallel-sharded part
+  double embedding_params_ = 0;
+  double lm_head_params_ = 0;
+  double moe_layer_share_ = 0;  // MoE layers / layers
+  double model_flops_per_token_ = 0;
+  std::array<double, 4> hardware_flops_per_token_{};  // by Recompute
+  // Activation bytes for one sequence on one tensor-parallel rank: {one
+  // layer, the output layer}, by ActivationKey(tp, sp, recompute), for every
+  // tp that divides the heads (filled by Create).
+  std::vector<std::array<double, 2>> activations_;
+  static size_t ActivationKey(int64_t tp, bool sp, Recompute recompute);
+};
+
+}  // namespace mfu

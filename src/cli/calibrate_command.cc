@@ -1,0 +1,173 @@
+// mfu calibrate: fit the efficiency parameters to measured runs and report
+// the model's accuracy per source, before and after.
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <ostream>
+#include <string>
+
+#include "cli/command.h"
+#include "cli/output.h"
+#include "mfu/calibrate.h"
+#include "report/table.h"
+
+namespace mfu::cli {
+namespace {
+
+nlohmann::json AccuracyJson(const SourceAccuracy& a) {
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"source", a.source},        {"runs", a.runs},      {"not_predicted", a.not_predicted}, {"mape", num(a.mape)},
+          {"max_ape", num(a.max_ape)}, {"bias", num(a.bias)}, {"spearman", num(a.spearman)}};
+}
+
+nlohmann::json ReportJson(const AccuracyReport& r) {
+  nlohmann::json j;
+  j["overall"] = AccuracyJson(r.overall);
+  j["by_source"] = nlohmann::json::array();
+  for (const SourceAccuracy& a : r.by_source)
+    j["by_source"].push_back(AccuracyJson(a));
+  return j;
+}
+
+void PrintReport(std::ostream& out, const AccuracyReport& before, const AccuracyReport& after) {
+  report::Table t({"source", "runs", "MAPE before", "MAPE after", "max APE", "bias", "Spearman"});
+  auto row = [&](const SourceAccuracy& b, const SourceAccuracy& a) {
+    t.AddRow({a.source,
+              std::to_string(a.runs) + (a.not_predicted > 0 ? fmt::format(" (+{} n/a)", a.not_predicted) : ""),
+              report::Percent(b.mape), report::Percent(a.mape), report::Percent(a.max_ape),
+              (a.bias >= 0 ? "+" : "") + report::Percent(a.bias),
+              std::isfinite(a.spearman) ? report::Fixed(a.spearman, 3) : "-"});
+  };
+  for (size_t i = 0; i < after.by_source.size(); ++i)
+    row(before.by_source[i], after.by_source[i]);
+  t.AddSeparator();
+  row(before.overall, after.overall);
+  t.Print(out);
+}
+
+class CalibrateCommand final : public Command {
+ public:
+  const char* name() const override { return "calibrate"; }
+  const char* summary() const override { return "Fit the performance model's efficiency parameters to measured runs"; }
+
+  void Register(CLI::App& app) override {
+    app.add_option("runs", runs_path_, "CSV of measured runs (columns of training-runs-calibration.csv)")->required();
+    app.add_option("--write,-w", write_path_, "Write the fitted efficiency table (CSV) to this file");
+    app.add_option("--efficiency-file", efficiency_file_, "Start from this efficiency CSV instead of the built-in");
+    app.add_option("--cluster-file", cluster_file_, "CSV adding or overriding clusters");
+    app.add_option("--sweeps", options_.sweeps, "Coordinate-descent passes")->capture_default_str();
+    app.add_flag("--no-fit", no_fit_, "Only report the accuracy of the current parameters");
+    app.add_flag("--runs-table", per_run_, "Also list every run's measured and predicted throughput");
+    app.add_flag("--json", json_, "Machine-readable output (docs/plan.md)");
+  }
+
+  Status Run(const CommandContext& ctx) override {
+    MFU_ASSIGN_OR_RETURN(TrainingRunSet runs, ReadTrainingRuns(runs_path_));
+    MFU_ASSIGN_OR_RETURN(HardwareDb hw, HardwareDb::LoadBuiltin());
+    MFU_ASSIGN_OR_RETURN(ClusterDb clusters, ClusterDb::LoadBuiltin());
+    if (!cluster_file_.empty())
+      MFU_RETURN_IF_ERROR(clusters.AddFile(cluster_file_));
+    MFU_ASSIGN_OR_RETURN(EfficiencyDb start, EfficiencyDb::LoadBuiltin());
+    if (!efficiency_file_.empty())
+      MFU_RETURN_IF_ERROR(start.AddFile(efficiency_file_));
+    if (runs.runs.empty())
+      return InvalidArgumentError(runs_path_ + ": no usable runs (" + std::to_string(runs.skipped.size()) +
+                                  " skipped)");
+    CalibrateOptions options = options_;
+    CalibrationResult result;
+    if (no_fit_) {
+      MFU_ASSIGN_OR_RETURN(RunSet set, RunSet::Prepare(runs, hw, clusters, start));
+      result.fitted = start;
+      result.before = set.Evaluate(start);
+      result.after = result.before;
+    } else {
+      MFU_ASSIGN_OR_RETURN(result, Calibrate(runs, hw, clusters, start, options));
+    }
+    if (!write_path_.empty()) {
+      std::ofstream f(write_path_);
+      f << result.fitted.ToCsv();
+      if (!f)
+        return NotFoundError(write_path_ + ": cannot write");
+    }
+    if (json_) {
+      nlohmann::json j = JsonEnvelope();
+      j["runs_file"] = runs_path_;
+      j["skipped"] = nlohmann::json::array();
+      for (const SkippedRun& s : runs.skipped)
+        j["skipped"].push_back({{"row_id", s.row_id}, {"reason", s.reason}});
+      j["before"] = ReportJson(result.before);
+      j["after"] = ReportJson(result.after);
+      j["families"] = nlohmann::json::array();
+      for (const EfficiencyParams& p : result.fitted.families()) {
+        nlohmann::json f = {{"family", p.family}, {"source", p.source}};
+        for (const EfficiencyParamInfo& info : EfficiencyParamInfos())
+          f[info.name] = p.*info.field;
+        j["families"].push_back(f);
+      }
+      j["runs"] = nlohmann::json::array();
+      for (const RunPrediction& r : result.after.runs) {
+        j["runs"].push_back({{"row_id", r.run->row_id},
+                             {"source", r.run->source},
+                             {"model", r.run->model_name},
+                             {"measured_tokens_per_s_per_gpu", r.run->measured_tokens_per_s_per_gpu},
+                             {"predicted_tokens_per_s_per_gpu", r.predicted_tokens_per_s_per_gpu},
+                             {"ape", r.ape},
+                             {"problem", r.problem}});
+      }
+      PrintJson(ctx.out, j);
+      return Status::Ok();
+    }
+    ctx.out << fmt::format("runs        {} usable, {} skipped ({})\n", runs.runs.size(), runs.skipped.size(),
+                           runs_path_);
+    for (const SkippedRun& s : runs.skipped)
+      ctx.out << "  skipped " << s.reason << "\n";
+    ctx.out << "error of predicted tokens/s per GPU (= TFLOP/s per GPU in the source's convention, or step time)\n\n";
+    PrintReport(ctx.out, result.before, result.after);
+    if (!no_fit_) {
+      ctx.out << "\nfitted parameters\n";
+      std::vector<std::string> header = {"family"};
+      for (const EfficiencyParamInfo& info : EfficiencyParamInfos())
+        header.push_back(info.name);
+      report::Table t(header);
+      for (const std::string& family : result.families) {
+        const EfficiencyParams* p = result.fitted.Mutable(family);
+        std::vector<std::string> row = {family};
+        for (const EfficiencyParamInfo& info : EfficiencyParamInfos())
+          row.push_back(report::Fixed((*p).*info.field, 3));
+        t.AddRow(row);
+      }
+      t.Print(ctx.out);
+    }
+    if (per_run_) {
+      ctx.out << "\n";
+      report::Table t({"row", "source", "model", "gpus", "config", "measured tok/s/GPU", "predicted", "error"});
+      for (const RunPrediction& r : result.after.runs) {
+        t.AddRow({std::to_string(r.run->row_id), r.run->source, r.run->model_name, std::to_string(r.run->gpus),
+                  fmt::format("tp{} pp{} dp{} mbs{}", r.run->tp, r.run->pp, r.prediction.config.dp,
+                              r.prediction.config.micro_batch),
+                  report::Fixed(r.run->measured_tokens_per_s_per_gpu, 1),
+                  r.problem.empty() ? report::Fixed(r.predicted_tokens_per_s_per_gpu, 1) : r.problem,
+                  r.problem.empty()
+                      ? report::Percent(r.predicted_tokens_per_s_per_gpu / r.run->measured_tokens_per_s_per_gpu - 1)
+                      : ""});
+      }
+      t.Print(ctx.out);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::string runs_path_, write_path_, efficiency_file_, cluster_file_;
+  CalibrateOptions options_;
+  bool no_fit_ = false, per_run_ = false, json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeCalibrateCommand() {
+  return std::make_unique<CalibrateCommand>();
+}
+
+}  // namespace mfu::cli

@@ -1,0 +1,459 @@
+// The training performance model (perf_model.h; formulas in docs/plan.md).
+//
+// One step on the slowest GPU = the pipeline's micro-batches on the most
+// loaded stage (forward + backward + recompute, each layer's compute by
+// roofline plus its exposed tensor/context/expert-parallel communication),
+// the pipeline bubble, the exposed data-parallel (or FSDP) communication and
+// the optimizer. Create() computes the per-layer work once; Evaluate() is
+// arithmetic only.
+
+#include "mfu/perf_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "mfu/memory.h"
+
+namespace mfu {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kActivationBytes = 2;      // bf16/fp16 activations and communicated tensors
+constexpr double kWeightBytes = 2;          // 16-bit working weights
+constexpr double kMainGradBytes = 4;        // fp32 main gradients (Megatron; FSDP mixed precision)
+constexpr double kOptimizerBytes = 12;      // fp32 master weights + two Adam moments
+constexpr double kReduceGradBytes = 2;      // gradients are reduced in 16-bit
+constexpr double kAdamBytesPerParam = 30;   // grad read, master/m/v read+write, 16-bit param write
+constexpr double kAttentionBackward = 2.5;  // flash attention: 5 GEMMs backward vs 2 forward
+constexpr double kKernelsPerLayer = 12;     // forward kernels of one layer (backward twice as many)
+constexpr int64_t kMaxTensorParallel = 1024;
+
+// Latency steps: NCCL's all-gather and reduce-scatter are rings (n - 1
+// steps); all-reduce switches to a tree (2 log2 n) at scale.
+double RingSteps(double n) {
+  return n > 1 ? n - 1 : 0;
+}
+double TreeSteps(double n) {
+  return n > 1 ? std::min(n - 1, 2 * std::ceil(std::log2(n))) : 0;
+}
+
+// A link as a collective sees it.
+struct Link {
+  double bw = 0;       // bytes/s, achieved
+  double latency = 0;  // seconds per step
+};
+
+// `pieces` collectives of bytes / pieces each (per-layer FSDP gathers, ...).
+double AllGatherTime(double n, double bytes, const Link& l, double pieces = 1) {
+  if (n <= 1 || bytes <= 0)
+    return 0;
+  return (n - 1) / n * bytes / l.bw + pieces * RingSteps(n) * l.latency;
+}
+double AllReduceTime(double n, double bytes, const Link& l) {
+  if (n <= 1 || bytes <= 0)
+    return 0;
+  return 2 * (n - 1) / n * bytes / l.bw + 2 * TreeSteps(n) * l.latency;
+}
+double AllToAllTime(double n, double bytes, const Link& l) {
+  return AllGatherTime(n, bytes, l);
+}
+
+double Gemm(double d, double half) {
+  return d / (d + half);
+}
+
+}  // namespace
+
+const char* ConfigIssueName(ConfigIssue issue) {
+  switch (issue) {
+    case ConfigIssue::kOk:
+      return "ok";
+    case ConfigIssue::kGpusNotDivisible:
+      return "gpus not divisible by tp*pp*cp (or dp inconsistent)";
+    case ConfigIssue::kLayersNotDivisible:
+      return "fewer layers than pp*vpp stages";
+    case ConfigIssue::kHeadsNotDivisible:
+      return "heads, kv heads or ffn not divisible by tp";
+    case ConfigIssue::kExpertsNotDivisible:
+      return "experts not divisible by ep, or ep*etp does not divide dp*cp*tp";
+    case ConfigIssue::kBatchNotDivisible:
+      return "global batch not a multiple of dp * micro-batch";
+    case ConfigIssue::kSequenceNotDivisible:
+      return "sequence not divisible by 2*cp";
+    case ConfigIssue::kTopology:
+      return "a parallel group does not fit the cluster";
+    case ConfigIssue::kOutOfMemory:
+      return "does not fit in memory";
+    case ConfigIssue::kBadValue:
+      return "invalid value";
+  }
+  return "?";
+}
+
+double StepBreakdown::total() const {
+  return matrix_s + attention_s + vector_s + recompute_s + overhead_s + optimizer_s + tp_comm_s + cp_comm_s +
+         ep_comm_s + pp_comm_s + dp_comm_s + bubble_s;
+}
+
+StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
+  if (setup.model == nullptr)
+    return InvalidArgumentError("performance model: no model");
+  if (setup.gpu == nullptr)
+    return InvalidArgumentError("performance model: no accelerator");
+  const ModelSpec& m = *setup.model;
+  if (m.arch != ArchKind::kDecoder)
+    return InvalidArgumentError("performance model: " + m.name +
+                                " is not a decoder LLM (diffusion models are not modelled)");
+  if (setup.seq_len < 1 || setup.seq_len > (int64_t{1} << 24))
+    return InvalidArgumentError("performance model: sequence length must be in [1, 2^24]");
+  if (setup.gpus < 1 || setup.gpus > (int64_t{1} << 24))
+    return InvalidArgumentError("performance model: GPU count must be in [1, 2^24]");
+  if (!(setup.gpu->peak_flops(DType::kBf16) > 0) && !(setup.gpu->peak_flops(DType::kFp16) > 0))
+    return InvalidArgumentError("performance model: " + setup.gpu->id + " has no dense bf16/fp16 peak");
+  if (!(setup.gpu->memory_bw_tbps > 0) || !(setup.gpu->memory_gb > 0))
+    return InvalidArgumentError("performance model: " + setup.gpu->id + " has no memory size or bandwidth");
+  if (setup.cluster == nullptr && !(setup.gpu->scaleup_bw_per_direction_gbs > 0) && setup.gpus > 1)
+    return InvalidArgumentError("performance model: " + setup.gpu->id +
+                                " has no scale-up bandwidth in the database; pass a cluster");
+
+  PerfModel p;
+  p.setup_ = setup;
+  // Executed work: exact GEMMs, causal attention halved, sliding windows
+  // exact (the MaxText convention's forward counts).
+  MFU_ASSIGN_OR_RETURN(TrainingFlops executed,
+                       ComputeTrainingFlops(m, Convention::kMaxtext, setup.seq_len, Recompute::kNone));
+  const FlopsBreakdown& f = executed.forward;
+  const auto layers = static_cast<double>(m.num_layers);
+  p.attn_proj_flops_ =
+      (f[FlopsComponent::kQProj] + f[FlopsComponent::kKProj] + f[FlopsComponent::kVProj] + f[FlopsComponent::kOProj]) /
+      layers;
+  p.attn_core_flops_ = (f[FlopsComponent::kAttnScores] + f[FlopsComponent::kAttnContext]) / layers;
+  p.mlp_flops_ = f[FlopsComponent::kDenseMlp] / layers;
+  p.expert_flops_ = f[FlopsComponent::kRoutedExperts] / layers;
+  p.shared_flops_ = (f[FlopsComponent::kSharedExperts] + f[FlopsComponent::kRouter]) / layers;
+  p.lm_head_flops_ = f[FlopsComponent::kLmHead] + f[FlopsComponent::kMtp];
+
+  const ParamCounts params = CountParams(m);
+  p.expert_layer_params_ = params.routed_experts / layers;
+  p.dense_layer_params_ =
+      (params.attention + params.dense_mlp + params.shared_experts + params.router + params.norms) / layers;
+  p.embedding_params_ = params.embedding + params.position_embedding;
+  p.lm_head_params_ = m.tied_embeddings ? params.embedding : params.lm_head;
+  p.moe_layer_share_ = m.is_moe() ? static_cast<double>(m.num_moe_layers()) / layers : 0;
+
+  // Activations (Korthikanti et al., EstimateTrainingMemory) for each tp
+  // that divides the heads, per recompute mode and sequence parallelism.
+  const int64_t max_tp = std::min<int64_t>(m.heads, kMaxTensorParallel);
+  p.activations_.assign(ActivationKey(max_tp + 1, false, Recompute::kNone), {0, 0});
+  for (int64_t tp = 1; tp <= max_tp; ++tp) {
+    if (m.heads % tp != 0)
+      continue;
+    for (bool sp : {false, true}) {
+      for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kSelectiveLiteral, Recompute::kFull}) {
+        TrainingMemoryOptions o;
+        o.seq_len = setup.seq_len;
+        o.micro_batch = 1;
+        o.recompute = r;
+        o.flash_attention = true;
+        o.tensor_parallel = tp;
+        o.sequence_parallel = sp;
+        MFU_ASSIGN_OR_RETURN(TrainingMemory mem, EstimateTrainingMemory(m, o));
+        p.activations_[ActivationKey(tp, sp, r)] = {mem.activations_per_layer_bytes,
+                                                    mem.output_layer_activations_bytes};
+      }
+    }
+  }
+
+  MFU_ASSIGN_OR_RETURN(TrainingFlops model_flops,
+                       ComputeTrainingFlops(m, setup.convention, setup.seq_len, Recompute::kNone));
+  p.model_flops_per_token_ = model_flops.model_per_token;
+  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kSelectiveLiteral, Recompute::kFull}) {
+    MFU_ASSIGN_OR_RETURN(TrainingFlops t, ComputeTrainingFlops(m, setup.convention, setup.seq_len, r));
+    p.hardware_flops_per_token_[static_cast<size_t>(r)] = t.hardware_per_token;
+  }
+  return p;
+}
+
+size_t PerfModel::ActivationKey(int64_t tp, bool sp, Recompute recompute) {
+  return (static_cast<size_t>(tp) * 2 + (sp ? 1 : 0)) * 4 + static_cast<size_t>(recompute);
+}
+
+void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
+  out = Prediction{};
+  out.config = in;
+  TrainingConfig& c = out.config;
+  const ModelSpec& m = *setup_.model;
+  const Accelerator& gpu = *setup_.gpu;
+  const EfficiencyParams& e = setup_.efficiency;
+  auto fail = [&out](ConfigIssue issue) { out.issue = issue; };
+
+  // --- validity ---
+  if (c.tp < 1 || c.pp < 1 || c.cp < 1 || c.ep < 1 || c.etp < 1 || c.vpp < 1 || c.micro_batch < 1 || c.dp < 0 ||
+      c.global_batch < 0 || c.zero_stage < 0 || c.zero_stage > 3 || (c.vpp > 1 && c.pp == 1)) {
+    return fail(ConfigIssue::kBadValue);
+  }
+  if (c.fsdp)
+    c.zero_stage = 3;
+  const int64_t model_parallel = c.tp * c.pp * c.cp;
+  if (setup_.gpus % model_parallel != 0)
+    return fail(ConfigIssue::kGpusNotDivisible);
+  const int64_t dp = setup_.gpus / model_parallel;
+  if (c.dp != 0 && c.dp != dp)
+    return fail(ConfigIssue::kGpusNotDivisible);
+  c.dp = dp;
+  // Stages may hold unequal layer counts (Megatron's first/last-stage
+  // options): the most loaded one holds ceil(layers / (pp * vpp)) per chunk.
+  if (m.num_layers < c.pp * c.vpp)
+    return fail(ConfigIssue::kLayersNotDivisible);
+  const int64_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  const int64_t ffn = m.is_moe() && m.ffn == 0 ? m.moe.expert_ffn : m.ffn;
+  if (c.tp > kMaxTensorParallel || m.heads % c.tp != 0 || (kv % c.tp != 0 && c.tp % kv != 0) ||
+      (ffn > 0 && ffn % c.tp != 0))
+    return fail(ConfigIssue::kHeadsNotDivisible);
+  if (m.is_moe()) {
+    if (m.moe.num_experts % c.ep != 0 || (dp * c.cp * c.tp) % (c.ep * c.etp) != 0 ||
+        (c.etp > 1 && m.moe.expert_ffn % c.etp != 0)) {
+      return fail(ConfigIssue::kExpertsNotDivisible);
+    }
+  } else if (c.ep != 1 || c.etp != 1) {
+    return fail(ConfigIssue::kExpertsNotDivisible);
+  }
+  if (c.global_batch == 0)
+    c.global_batch = dp * c.micro_batch;
+  if (c.global_batch % (dp * c.micro_batch) != 0)
+    return fail(ConfigIssue::kBatchNotDivisible);
+  if (c.cp > 1 && setup_.seq_len % (2 * c.cp) != 0)
+    return fail(ConfigIssue::kSequenceNotDivisible);
+  const bool sp = c.sequence_parallel && c.tp > 1;
+  c.sequence_parallel = sp;
+
+  // --- the fabric ---
+  const Cluster* cl = setup_.cluster;
+  const double domain =
+      cl != nullptr ? static_cast<double>(cl->nvlink_domain_gpus) : static_cast<double>(std::max<int64_t>(8, 1));
+  const double up_bw =
+      (cl != nullptr ? cl->scaleup_bw_bytes_per_s : gpu.scaleup_bw_per_direction_gbs * 1e9) * e.scaleup_bw_fraction;
+  const double out_bw = (cl != nullptr ? cl->scaleout_bw_bytes_per_s : 0) * e.scaleout_bw_fraction;
+  const double up_lat = cl != nullptr ? cl->scaleup_latency_s : 3e-6;
+  const double out_lat = cl != nullptr ? cl->scaleout_latency_s : 10e-6;
+  bool topology_ok = true;
+  // A group of `n` ranks `stride` GPUs apart: inside one scale-up domain, or
+  // across domains with `per_domain` members each driving its own NIC.
+  auto link = [&](double n, double stride) {
+    Link l;
+    if (n * stride <= domain || n <= 1) {
+      l.bw = up_bw;
+      l.latency = up_lat;
+      return l;
+    }
+    if (!(out_bw > 0)) {
+      topology_ok = false;
+      l.bw = up_bw;
+      l.latency = up_lat;
+      return l;
+    }
+    const double per_domain = std::clamp(std::floor(domain / stride), 1.0, n);
+    l.bw = std::min(per_domain * out_bw, up_bw);
+    l.latency = out_lat;
+    return l;
+  };
+  const auto tp = static_cast<double>(c.tp), pp = static_cast<double>(c.pp), cp = static_cast<double>(c.cp),
+             ep = static_cast<double>(c.ep), etp = static_cast<double>(c.etp), vpp = static_cast<double>(c.vpp),
+             dpd = static_cast<double>(dp), mbs = static_cast<double>(c.micro_batch);
+  const Link tp_link = link(tp, 1);
+  const Link cp_link = link(cp, tp);
+  const Link ep_link = link(ep * etp, tp * cp / etp);
+  const Link dp_link = link(dpd * cp, tp);
+  const Link pp_link = link(2, tp * cp * dpd);
+  if (!topology_ok)
+    return fail(ConfigIssue::kTopology);
+
+  // --- compute of one micro-batch, one layer, forward ---
+  const double peak = gpu.peak_flops(c.precision) > 0 ? gpu.peak_flops(c.precision) : gpu.peak_flops(DType::kBf16);
+  const double hbm = gpu.memory_bw_tbps * 1e12 * e.vector_bw_fraction;
+  const double seq = static_cast<double>(setup_.seq_len);
+  const double tokens = mbs * seq / cp;  // tokens of one micro-batch on one GPU
+  const double h = static_cast<double>(m.hidden);
+  const double half = e.matmul_half_dim;
+  auto gemm_time = [&](double flops, double rows, double cols, double inner) {
+    if (flops <= 0)
+      return 0.0;
+    const double eff = e.matmul_peak_fraction * Gemm(rows, half) * Gemm(cols, half) * Gemm(inner, half);
+    return flops / (peak * eff);
+  };
+  const double q_width = static_cast<double>(m.heads) * static_cast<double>(m.qk_head_dim());
+  const double attn_proj_s = gemm_time(tokens * attn_proj_flops_ / tp, tokens, std::max(q_width / tp, 1.0), h);
+  const double mlp_width = static_cast<double>(std::max<int64_t>(m.ffn, 1));
+  const double mlp_s = gemm_time(tokens * mlp_flops_ / tp, tokens, mlp_width / tp, h);
+  double expert_s = 0;
+  if (expert_flops_ > 0) {
+    // Balanced routing: the EP group keeps every GPU's work at its own
+    // tokens x top-k; each local expert sees tokens*topk*ep/E rows.
+    const double experts = static_cast<double>(m.moe.num_experts);
+    const double rows = std::max(1.0, tokens * static_cast<double>(m.moe.top_k) * ep / experts);
+    expert_s = gemm_time(tokens * expert_flops_ / etp, rows, static_cast<double>(m.moe.expert_ffn) / etp, h);
+  }
+  const double shared_s = gemm_time(tokens * shared_flops_ / tp, tokens,
+                                    static_cast<double>(std::max<int64_t>(m.moe.shared_ffn, 1)) / tp, h);
+  const double gemm_f = attn_proj_s + mlp_s + expert_s + shared_s;
+  const double core_f = tokens * attn_core_flops_ / tp / (peak * e.attention_peak_fraction);
+  // Elementwise traffic (bytes): norms and residuals on the hidden state
+  // (split by tp under sequence parallelism), the MLP activation, rope on q/k.
+  const double hidden_tokens = sp ? tokens / tp : tokens;
+  const double ffn_act =
+      m.is_moe() ? static_cast<double>(m.moe.expert_ffn) * static_cast<double>(m.moe.top_k) * moe_layer_share_ / etp +
+                       mlp_width * (1 - moe_layer_share_) / tp
+                 : mlp_width / tp;
+  const double vec_bytes_f = kActivationBytes * (10 * hidden_tokens * h + (m.gated_mlp ? 3 : 2) * tokens * ffn_act +
+                                                 4 * tokens * q_width / tp);
+  const double vec_f = vec_bytes_f / hbm;
+  const double overhead_f = kKernelsPerLayer * e.kernel_overhead_us * 1e-6;
+
+  // --- communication of one micro-batch, one layer ---
+  const double act_bytes = tokens * h * kActivationBytes;
+  // Forward: 2 all-reduces (or 2 all-gathers + 2 reduce-scatters); backward the same.
+  const double tp_f = c.tp > 1 ? 2 * AllReduceTime(tp, act_bytes, tp_link) : 0;
+  auto exposed = [&](double comm, double compute, bool overlappable) {
+    if (!overlappable)
+      return comm;
+    return std::max(comm * (1 - e.overlap_efficiency), comm - e.overlap_efficiency * compute);
+  };
+  const double tp_f_exp = exposed(tp_f, gemm_f, c.tp_comm_overlap);
+  const double tp_b_exp = exposed(tp_f, 2 * gemm_f, c.tp_comm_overlap);
+  double cp_f_exp = 0, cp_b_exp = 0;
+  if (c.cp > 1) {
+    // Ring attention: cp-1 exchanges of this rank's K and V, hidden behind the
+    // attention core; backward also returns dK, dV.
+    const double kv_bytes =
+        tokens * 2 * static_cast<double>(kv) * static_cast<double>(m.qk_head_dim()) / tp * kActivationBytes;
+    const double ring = (cp - 1) * (kv_bytes / cp_link.bw + cp_link.latency);
+    cp_f_exp = exposed(ring, core_f, true);
+    cp_b_exp = exposed(2 * ring, kAttentionBackward * core_f, true);
+  }
+  double ep_f_exp = 0, ep_b_exp = 0;
+  if (m.is_moe() && c.ep * c.etp > 1) {
+    // Dispatch and combine: every token's hidden state to its top-k experts.
+    const double a2a_bytes = tokens * static_cast<double>(m.moe.top_k) * h * kActivationBytes / (sp ? tp : 1.0);
+    const double a2a = 2 * AllToAllTime(ep * etp, a2a_bytes, ep_link) * moe_layer_share_;
+    ep_f_exp = a2a;
+    ep_b_exp = a2a;
+  }
+
+  // --- one micro-batch on the most loaded stage ---
+  const double layers_per_stage =
+      vpp * std::ceil(static_cast<double>(m.num_layers) / static_cast<double>(c.pp * c.vpp));
+  const double layer_f = gemm_f + core_f + vec_f + overhead_f;
+  const double layer_b = 2 * gemm_f + kAttentionBackward * core_f + 2 * vec_f + 2 * overhead_f;
+  double layer_rc = 0, layer_rc_comm = 0;
+  if (c.recompute == Recompute::kFull) {
+    layer_rc = layer_f;
+    layer_rc_comm = tp_f_exp + cp_f_exp + ep_f_exp;
+  } else if (c.recompute == Recompute::kSelective || c.recompute == Recompute::kSelectiveLiteral) {
+    layer_rc = core_f;
+  }
+  const double vocab = static_cast<double>(m.vocab);
+  const double head_f = gemm_time(tokens * lm_head_flops_ / tp, tokens, vocab / tp, h) +
+                        tokens * vocab / tp * 4 * 3 / hbm;  // fp32 logits: write, softmax read/write
+  const double head_b = 2 * head_f;
+  const double t_f = layers_per_stage * (layer_f + tp_f_exp + cp_f_exp + ep_f_exp) + head_f;
+  const double t_b = layers_per_stage * (layer_b + layer_rc + layer_rc_comm + tp_b_exp + cp_b_exp + ep_b_exp) + head_b;
+
+  // --- parameters of the most loaded stage ---
+  const double stage_layer_params = layers_per_stage * (dense_layer_params_ / tp + expert_layer_params_ / (ep * etp));
+  const double first = embedding_params_ / tp + (c.pp == 1 ? lm_head_params_ / tp : 0);
+  const double last = c.pp == 1 ? first : lm_head_params_ / tp;
+  const double stage_params = stage_layer_params + std::max(first, last);
+  const double shard = dpd * cp;  // the distributed optimizer / FSDP shard group
+
+  // --- FSDP / ZeRO-3: gather parameters and reduce gradients per micro-batch ---
+  const int64_t micro_batches = c.global_batch / (dp * c.micro_batch);
+  const auto mb = static_cast<double>(micro_batches);
+  double fsdp_exposed_per_mb = 0;
+  if (c.zero_stage == 3 && shard > 1) {
+    // One gather and one reduce-scatter per layer (FSDP's unit).
+    const double gather = AllGatherTime(shard, stage_params * kWeightBytes, dp_link, layers_per_stage);
+    const double reduce = AllGatherTime(shard, stage_params * kReduceGradBytes, dp_link, layers_per_stage);
+    fsdp_exposed_per_mb = exposed(gather, t_f, true) + exposed(gather + reduce, t_b, true);
+  }
+
+  // --- the step ---
+  const double bubble = (pp - 1) / vpp * (t_f + t_b);
+  double pp_comm = 0;
+  if (c.pp > 1) {
+    const double p2p = act_bytes / (sp ? tp : 1.0) / pp_link.bw + pp_link.latency;
+    pp_comm = 2 * (vpp * mb + pp - 1) * p2p;
+  }
+  double dp_comm = 0;
+  if (c.zero_stage < 3 && shard > 1) {
+    // All-reduce (ZeRO-0) or reduce-scatter + all-gather (ZeRO-1/2): the same
+    // bytes; the reduction hides behind the last micro-batch's backward, the
+    // gather behind the first one's forward.
+    const double half_comm = AllGatherTime(shard, stage_params * kReduceGradBytes, dp_link);
+    dp_comm = exposed(half_comm, t_b, c.dp_overlap) + exposed(half_comm, t_f, c.dp_overlap && c.zero_stage > 0);
+  }
+  const double optimizer_params = c.zero_stage >= 1 ? stage_params / shard : stage_params;
+  const double optimizer = optimizer_params * kAdamBytesPerParam / hbm;
+
+  StepBreakdown& b = out.breakdown;
+  b.matrix_s =
+      mb * (layers_per_stage * 3 * gemm_f + 3 * gemm_time(tokens * lm_head_flops_ / tp, tokens, vocab / tp, h));
+  b.attention_s = mb * layers_per_stage * (1 + kAttentionBackward) * core_f;
+  b.vector_s = mb * (layers_per_stage * 3 * vec_f +
+                     3 * (head_f - gemm_time(tokens * lm_head_flops_ / tp, tokens, vocab / tp, h)));
+  b.overhead_s = mb * layers_per_stage * 3 * overhead_f;
+  b.recompute_s = mb * layers_per_stage * (layer_rc + layer_rc_comm);
+  b.tp_comm_s = mb * layers_per_stage * (tp_f_exp + tp_b_exp);
+  b.cp_comm_s = mb * layers_per_stage * (cp_f_exp + cp_b_exp);
+  b.ep_comm_s = mb * layers_per_stage * (ep_f_exp + ep_b_exp);
+  b.pp_comm_s = pp_comm;
+  b.dp_comm_s = dp_comm + mb * fsdp_exposed_per_mb;
+  b.bubble_s = bubble;
+  b.optimizer_s = optimizer;
+  out.step_s = b.total();
+  out.micro_batches = micro_batches;
+
+  const double step_tokens = static_cast<double>(c.global_batch) * seq;
+  const auto gpus = static_cast<double>(setup_.gpus);
+  out.tokens_per_s = step_tokens / out.step_s;
+  out.model_flops_per_token = model_flops_per_token_;
+  out.hardware_flops_per_token = hardware_flops_per_token_[static_cast<size_t>(c.recompute)];
+  out.tflops_per_gpu = model_flops_per_token_ * out.tokens_per_s / gpus / 1e12;
+  out.peak_flops = peak;
+  out.mfu = model_flops_per_token_ * out.tokens_per_s / gpus / peak;
+  out.hfu = out.hardware_flops_per_token * out.tokens_per_s / gpus / peak;
+  out.matrix_flops_per_step =
+      mb * tokens *
+      (layers_per_stage * 3 * (attn_proj_flops_ / tp + mlp_flops_ / tp + expert_flops_ / etp + shared_flops_ / tp) +
+       layers_per_stage * (1 + kAttentionBackward) * attn_core_flops_ / tp + 3 * lm_head_flops_ / tp);
+
+  // --- memory per GPU ---
+  MemoryPerGpu& mem = out.memory;
+  const double params = stage_params;
+  mem.weights = params * kWeightBytes;
+  mem.gradients = params * kMainGradBytes;
+  mem.optimizer = params * kOptimizerBytes;
+  if (c.zero_stage >= 1)
+    mem.optimizer /= shard;
+  if (c.zero_stage >= 2)
+    mem.gradients /= shard;
+  if (c.zero_stage >= 3) {
+    // Sharded weights plus the gathered working copy of two layers (prefetch).
+    mem.weights =
+        mem.weights / shard + 2 * kWeightBytes * (dense_layer_params_ / tp + expert_layer_params_ / (ep * etp));
+  }
+  const std::array<double, 2>& act = activations_[ActivationKey(c.tp, sp, c.recompute)];
+  const double per_layer = act[0] * mbs / cp;
+  const double output_layer = act[1] * mbs / cp;
+  // 1F1B: the first stage holds min(m, pp) micro-batches in flight;
+  // interleaving adds (pp-1)/(pp*vpp) of that.
+  const double in_flight = c.pp == 1 ? 1 : std::min(mb, pp) * (c.vpp > 1 ? 1 + (pp - 1) / (pp * vpp) : 1.0);
+  mem.activations = per_layer * layers_per_stage * in_flight + (c.pp == 1 ? output_layer : 0);
+  mem.reserved = e.memory_reserved_gib * kGiB;
+  mem.capacity = gpu.memory_gb * kGiB;
+  if (!mem.fits())
+    out.issue = ConfigIssue::kOutOfMemory;
+}
+
+}  // namespace mfu
