@@ -86,6 +86,13 @@ struct TrainingConfig {
   DType precision = DType::kBf16;
   bool tp_comm_overlap = false;
   bool dp_overlap = true;  // gradient reduction bucketed and overlapped with backward
+  // Flash attention (fused, causal blocks skipped). Without it the scores
+  // are materialised: full s^2 GEMMs plus memory-bound softmax, mask and
+  // dropout over heads x s^2 elements (pre-2022 Megatron).
+  bool flash_attention = true;
+  // ZeRO-3 collectives per layer and pass: 1 for FSDP (one flat parameter
+  // per wrapped layer), one per parameter tensor for DeepSpeed ZeRO-3.
+  int64_t zero3_collectives_per_layer = 1;
 };
 
 // What is fixed while configurations vary.
@@ -204,7 +211,7 @@ class PerfModel {
   // layer, the output layer}, by ActivationKey(tp, sp, recompute), for every
   // tp that divides the heads (filled by Create).
   std::vector<std::array<double, 2>> activations_;
-  static size_t ActivationKey(int64_t tp, bool sp, Recompute recompute);
+  static size_t ActivationKey(int64_t tp, bool sp, Recompute recompute, bool flash);
 };
 
 }  // namespace mfu

@@ -97,6 +97,15 @@ TrainingConfig ConfigOfRun(const TrainingRun& run) {
   // vTrain's Megatron-DeepSpeed runs had no gradient bucketing.
   c.tp_comm_overlap = run.source == "nemo-24.07";
   c.dp_overlap = run.source != "vtrain";
+  // Flash attention arrived in 2022: Narayanan's and Korthikanti's Megatron
+  // and vTrain's Megatron-DeepSpeed materialise the attention scores.
+  c.flash_attention = run.source != "narayanan2021" && run.source != "korthikanti2022" && run.source != "vtrain";
+  // Narayanan's ZeRO-3 baseline is DeepSpeed, which gathers parameter by
+  // parameter: a GPT layer has 12 tensors (4 weights, 4 biases, 2 norms).
+  if (run.zero_stage == 3 && !run.fsdp)
+    c.zero3_collectives_per_layer = run.model.qkv_bias ? 12 : 6;
+  else
+    c.zero3_collectives_per_layer = 1;
   return c;
 }
 

@@ -146,22 +146,24 @@ StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
   // Activations (Korthikanti et al., EstimateTrainingMemory) for each tp
   // that divides the heads, per recompute mode and sequence parallelism.
   const int64_t max_tp = std::min<int64_t>(m.heads, kMaxTensorParallel);
-  p.activations_.assign(ActivationKey(max_tp + 1, false, Recompute::kNone), {0, 0});
+  p.activations_.assign(ActivationKey(max_tp + 1, false, Recompute::kNone, false), {0, 0});
   for (int64_t tp = 1; tp <= max_tp; ++tp) {
     if (m.heads % tp != 0)
       continue;
     for (bool sp : {false, true}) {
       for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kSelectiveLiteral, Recompute::kFull}) {
-        TrainingMemoryOptions o;
-        o.seq_len = setup.seq_len;
-        o.micro_batch = 1;
-        o.recompute = r;
-        o.flash_attention = true;
-        o.tensor_parallel = tp;
-        o.sequence_parallel = sp;
-        MFU_ASSIGN_OR_RETURN(TrainingMemory mem, EstimateTrainingMemory(m, o));
-        p.activations_[ActivationKey(tp, sp, r)] = {mem.activations_per_layer_bytes,
-                                                    mem.output_layer_activations_bytes};
+        for (bool flash : {false, true}) {
+          TrainingMemoryOptions o;
+          o.seq_len = setup.seq_len;
+          o.micro_batch = 1;
+          o.recompute = r;
+          o.flash_attention = flash;
+          o.tensor_parallel = tp;
+          o.sequence_parallel = sp;
+          MFU_ASSIGN_OR_RETURN(TrainingMemory mem, EstimateTrainingMemory(m, o));
+          p.activations_[ActivationKey(tp, sp, r, flash)] = {mem.activations_per_layer_bytes,
+                                                             mem.output_layer_activations_bytes};
+        }
       }
     }
   }
@@ -176,8 +178,8 @@ StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
   return p;
 }
 
-size_t PerfModel::ActivationKey(int64_t tp, bool sp, Recompute recompute) {
-  return (static_cast<size_t>(tp) * 2 + (sp ? 1 : 0)) * 4 + static_cast<size_t>(recompute);
+size_t PerfModel::ActivationKey(int64_t tp, bool sp, Recompute recompute, bool flash) {
+  return ((static_cast<size_t>(tp) * 2 + (sp ? 1 : 0)) * 4 + static_cast<size_t>(recompute)) * 2 + (flash ? 1 : 0);
 }
 
 void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
@@ -298,7 +300,18 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   const double shared_s = gemm_time(tokens * shared_flops_ / tp, tokens,
                                     static_cast<double>(std::max<int64_t>(m.moe.shared_ffn, 1)) / tp, h);
   const double gemm_f = attn_proj_s + mlp_s + expert_s + shared_s;
-  const double core_f = tokens * attn_core_flops_ / tp / (peak * e.attention_peak_fraction);
+  double core_f = tokens * attn_core_flops_ / tp / (peak * e.attention_peak_fraction);
+  double core_vec_f = 0;  // unfused attention: softmax, mask, dropout traffic
+  if (!c.flash_attention) {
+    // The full score matrix (causal blocks are not skipped) as two batched
+    // GEMMs with the head dim as the short side, and ~6 passes of 16-bit
+    // elements over heads/tp x s x s per sequence: scores written, masked
+    // softmax read and written, dropout read and written, read by A.V.
+    const double head_dim = static_cast<double>(m.qk_head_dim());
+    core_f = gemm_time(2 * tokens * attn_core_flops_ / tp, tokens, seq, head_dim);
+    const double elements = mbs / cp * static_cast<double>(m.heads) / tp * seq * seq;
+    core_vec_f = 6 * kActivationBytes * elements / hbm;
+  }
   // Elementwise traffic (bytes): norms and residuals on the hidden state
   // (split by tp under sequence parallelism), the MLP activation, rope on q/k.
   const double hidden_tokens = sp ? tokens / tp : tokens;
@@ -308,7 +321,7 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
                  : mlp_width / tp;
   const double vec_bytes_f = kActivationBytes * (10 * hidden_tokens * h + (m.gated_mlp ? 3 : 2) * tokens * ffn_act +
                                                  4 * tokens * q_width / tp);
-  const double vec_f = vec_bytes_f / hbm;
+  const double vec_f = vec_bytes_f / hbm + core_vec_f;
   const double overhead_f = kKernelsPerLayer * e.kernel_overhead_us * 1e-6;
 
   // --- communication of one micro-batch, one layer ---
@@ -351,7 +364,7 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
     layer_rc = layer_f;
     layer_rc_comm = tp_f_exp + cp_f_exp + ep_f_exp;
   } else if (c.recompute == Recompute::kSelective || c.recompute == Recompute::kSelectiveLiteral) {
-    layer_rc = core_f;
+    layer_rc = core_f + core_vec_f;
   }
   const double vocab = static_cast<double>(m.vocab);
   const double head_f = gemm_time(tokens * lm_head_flops_ / tp, tokens, vocab / tp, h) +
@@ -373,8 +386,9 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   double fsdp_exposed_per_mb = 0;
   if (c.zero_stage == 3 && shard > 1) {
     // One gather and one reduce-scatter per layer (FSDP's unit).
-    const double gather = AllGatherTime(shard, stage_params * kWeightBytes, dp_link, layers_per_stage);
-    const double reduce = AllGatherTime(shard, stage_params * kReduceGradBytes, dp_link, layers_per_stage);
+    const double pieces = layers_per_stage * static_cast<double>(std::max<int64_t>(1, c.zero3_collectives_per_layer));
+    const double gather = AllGatherTime(shard, stage_params * kWeightBytes, dp_link, pieces);
+    const double reduce = AllGatherTime(shard, stage_params * kReduceGradBytes, dp_link, pieces);
     fsdp_exposed_per_mb = exposed(gather, t_f, true) + exposed(gather + reduce, t_b, true);
   }
 
@@ -443,7 +457,7 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
     mem.weights =
         mem.weights / shard + 2 * kWeightBytes * (dense_layer_params_ / tp + expert_layer_params_ / (ep * etp));
   }
-  const std::array<double, 2>& act = activations_[ActivationKey(c.tp, sp, c.recompute)];
+  const std::array<double, 2>& act = activations_[ActivationKey(c.tp, sp, c.recompute, c.flash_attention)];
   const double per_layer = act[0] * mbs / cp;
   const double output_layer = act[1] * mbs / cp;
   // 1F1B: the first stage holds min(m, pp) micro-batches in flight;

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <fstream>
@@ -290,6 +291,103 @@ TEST(CliErrors, BadTraces) {
 TEST(CliErrors, BadHardwareFile) {
   Result r = RunMfu({"hw", "list", "--hardware-file", SourcePath("tests/data/bad_hardware.csv")});
   ExpectOneLineError(r, 1, "bad_hardware.csv:2");
+}
+
+TEST(Cli, PredictJsonFields) {
+  Result r = RunMfu({"predict", "--model", "llama-3.1-70b", "--cluster", "dgx-h100", "--gpus", "64", "--seq-len",
+                     "8192", "--tp", "8", "--pp", "4", "--vpp", "5", "--gbs", "128", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  const auto& p = j["prediction"];
+  for (const char* key : {"step_time_s", "tflops_per_gpu", "mfu", "hfu", "memory_per_gpu_bytes", "fits"})
+    EXPECT_TRUE(p.contains(key)) << key;
+  EXPECT_EQ(p["config"]["dp"], 2);  // derived: 64 / (8 x 4)
+  EXPECT_EQ(j["setup"]["convention"], "megatron");
+  // The step is the sum of its parts, the waterfall too.
+  double sum = 0, waterfall = 0;
+  for (const auto& [k, v] : p["breakdown_s"].items())
+    sum += v.get<double>();
+  for (const auto& [k, v] : p["waterfall_s"].items())
+    waterfall += v.get<double>();
+  EXPECT_NEAR(sum, p["step_time_s"].get<double>(), 1e-9 * sum);
+  EXPECT_NEAR(waterfall, p["step_time_s"].get<double>(), 1e-9 * sum);
+  // MFU = model FLOPs/token x tokens/s / (GPUs x peak).
+  EXPECT_NEAR(p["mfu"].get<double>(),
+              p["model_flops_per_token"].get<double>() * p["tokens_per_s"].get<double>() /
+                  (64 * p["peak_tflops"].get<double>() * 1e12),
+              1e-9);
+  EXPECT_NE(std::find(j["derived"].begin(), j["derived"].end(), "dp = gpus / (tp x pp x cp) = 2"), j["derived"].end());
+}
+
+TEST(Cli, PlanRanksAndCosts) {
+  Result r = RunMfu({"plan", "--model", "llama-3.1-8b", "--cluster", "dgx-h100", "--gpus", "64", "--seq-len", "8192",
+                     "--gbs", "256", "--top", "3", "--tokens", "1T", "--price-per-gpu-hour", "2", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["top"].size(), 3u);
+  EXPECT_GT(j["search"]["evaluated"].get<double>(), 100);
+  double previous = 1e300;
+  for (const auto& p : j["top"]) {
+    EXPECT_TRUE(p["fits"].get<bool>());
+    EXPECT_LE(p["tokens_per_s"].get<double>(), previous);
+    previous = p["tokens_per_s"].get<double>();
+    // 1T tokens at the predicted rate, on 64 GPUs at $2/GPU-hour.
+    const double hours = 1e12 / p["tokens_per_s"].get<double>() / 3600;
+    EXPECT_NEAR(p["gpu_hours"].get<double>(), hours * 64, 1e-6 * hours * 64);
+    EXPECT_NEAR(p["cost_usd"].get<double>(), hours * 64 * 2, 1e-6 * hours * 128);
+  }
+}
+
+TEST(Cli, PlanNothingFitsSaysWhy) {
+  Result r = RunMfu(
+      {"plan", "--model", "llama-3.1-405b", "--gpu", "a100-40gb", "--gpus", "8", "--seq-len", "4096", "--gbs", "64"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("nothing fits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("closest:"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("no configuration fits"), std::string::npos) << r.err;
+}
+
+TEST(Cli, CalibrateReportsAccuracy) {
+  Result r = RunMfu({"calibrate", SourcePath("tests/data/training-runs-calibration.csv"), "--no-fit", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["after"]["overall"]["runs"], 253);
+  EXPECT_EQ(j["runs"].size(), 253u);
+  EXPECT_EQ(j["after"]["by_source"].size(), 6u);
+}
+
+TEST(CliErrors, PlanAndPredictBadInput) {
+  const std::vector<std::string> base = {"--model", "llama-3.1-8b", "--cluster", "dgx-h100", "--seq-len", "4096"};
+  auto with = [&](std::string cmd, std::vector<std::string> extra) {
+    std::vector<std::string> a = {cmd};
+    a.insert(a.end(), base.begin(), base.end());
+    a.insert(a.end(), extra.begin(), extra.end());
+    return RunMfu(a);
+  };
+  ExpectOneLineError(with("predict", {"--gpus", "16", "--tp", "3"}), 2, "does not divide 16 GPUs");
+  ExpectOneLineError(with("predict", {"--gpus", "16", "--tp", "8", "--dp", "4"}), 2, "but there are 16 GPUs");
+  ExpectOneLineError(with("predict", {"--gpus", "16", "--tp", "0"}), 2, "--tp must be >= 1");
+  ExpectOneLineError(with("predict", {"--gpus", "16", "--ep", "2"}), 2, "mixture-of-experts");
+  ExpectOneLineError(with("predict", {"--gpus", "16", "--vpp", "2"}), 2, "--vpp needs --pp");
+  ExpectOneLineError(with("predict", {"--gpus", "16", "--zero", "7"}), 2, "--zero");
+  ExpectOneLineError(with("predict", {"--gpus", "16", "--gbs", "3"}), 2, "global batch not a multiple");
+  ExpectOneLineError(with("predict", {"--nodes", "2", "--gpus", "8"}), 2, "contradicts --nodes");
+  ExpectOneLineError(with("predict", {}), 2, "--gpus");
+  ExpectOneLineError(with("predict", {"--gpus", "16", "--gpu", "a100"}), 2, "contradicts --cluster");
+  ExpectOneLineError(
+      RunMfu({"predict", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "64", "--seq-len", "4096"}), 2,
+      "needs --cluster");
+  ExpectOneLineError(
+      RunMfu({"predict", "--model", "llama-3.1-8b", "--cluster", "dgx-h999", "--gpus", "8", "--seq-len", "4096"}), 2,
+      "dgx-h999");
+  ExpectOneLineError(with("plan", {"--gpus", "16", "--gbs", "0"}), 2, "global batch");
+  ExpectOneLineError(with("plan", {"--gpus", "16", "--gbs", "64", "--recompute", "sometimes"}), 2, "sometimes");
+  ExpectOneLineError(with("plan", {"--gpus", "16", "--gbs", "64", "--tokens", "-5"}), 2, "--tokens");
+  ExpectOneLineError(RunMfu({"calibrate", SourcePath("tests/data/no_such_runs.csv")}), 1, "no_such_runs.csv");
+  ExpectOneLineError(RunMfu({"predict", "--model", "llama-3.1-8b", "--cluster", "dgx-h100", "--gpus", "8", "--seq-len",
+                             "4096", "--cluster-file", SourcePath("tests/data/bad_hardware.csv")}),
+                     1, "bad_hardware.csv");
 }
 
 }  // namespace

@@ -1,0 +1,66 @@
+// Fuzzes the performance model's three CSV readers (clusters, efficiency
+// parameters, measured training runs) and, for runs that parse, the model
+// itself: any bytes must give a result or a Status, never a crash, and every
+// predicted step time must be finite and its components must sum to it.
+// The first byte picks the reader. Seeds: fuzz/corpus/plan_csv/.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "mfu/calibrate.h"
+#include "mfu/cluster.h"
+#include "mfu/perf_model.h"
+#include "mfu/training_runs.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1)
+    return 0;
+  const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  switch (data[0] % 3) {
+    case 0: {
+      mfu::StatusOr<mfu::ClusterDb> db = mfu::ClusterDb::LoadBuiltin();
+      if (!db.ok())
+        __builtin_trap();
+      if (db->AddCsv(text, "fuzz.csv").ok()) {
+        for (const mfu::Cluster& c : db->clusters()) {
+          if (!db->Find(c.id).ok())
+            __builtin_trap();  // every id is found after a successful add
+        }
+      }
+      break;
+    }
+    case 1: {
+      mfu::StatusOr<mfu::EfficiencyDb> db = mfu::EfficiencyDb::LoadBuiltin();
+      if (!db.ok())
+        __builtin_trap();
+      if (db->AddCsv(text, "fuzz.csv").ok())
+        (void)db->For("h100-sxm5-80gb");
+      break;
+    }
+    default: {
+      mfu::StatusOr<mfu::TrainingRunSet> runs = mfu::ParseTrainingRuns(text, "fuzz.csv");
+      if (!runs.ok() || runs->runs.empty() || runs->runs.size() > 16)
+        break;
+      mfu::StatusOr<mfu::HardwareDb> hw = mfu::HardwareDb::LoadBuiltin();
+      mfu::StatusOr<mfu::ClusterDb> clusters = mfu::ClusterDb::LoadBuiltin();
+      mfu::StatusOr<mfu::EfficiencyDb> eff = mfu::EfficiencyDb::LoadBuiltin();
+      if (!hw.ok() || !clusters.ok() || !eff.ok())
+        __builtin_trap();
+      mfu::StatusOr<mfu::RunSet> set = mfu::RunSet::Prepare(*runs, *hw, *clusters, *eff);
+      if (!set.ok())
+        break;
+      const mfu::AccuracyReport report = set->Evaluate(*eff);
+      for (const mfu::RunPrediction& r : report.runs) {
+        if (!r.problem.empty())
+          continue;
+        const double step = r.prediction.step_s;
+        if (!std::isfinite(step) || step <= 0 || std::fabs(r.prediction.breakdown.total() - step) > 1e-9 * step) {
+          __builtin_trap();
+        }
+      }
+      break;
+    }
+  }
+  return 0;
+}
