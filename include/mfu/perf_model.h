@@ -173,8 +173,8 @@ struct Prediction {
 // times).
 class PerfModel {
  public:
-  // kInvalidArgument: no model, seq_len < 1, gpus < 1, an accelerator with no
-  // dense peak for bf16, a DiT model.
+  // kInvalidArgument: no model, seq_len < 1, gpus < 1, an accelerator with
+  // neither a bf16 nor an fp16 dense peak, a DiT model.
   static StatusOr<PerfModel> Create(const TrainingSetup& setup);
 
   // Fills `out` (issue != kOk when the configuration is invalid or does not

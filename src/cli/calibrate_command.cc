@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <fstream>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/output.h"
@@ -31,14 +33,24 @@ nlohmann::json ReportJson(const AccuracyReport& r) {
   return j;
 }
 
-void PrintReport(std::ostream& out, const AccuracyReport& before, const AccuracyReport& after) {
-  report::Table t({"source", "runs", "MAPE before", "MAPE after", "max APE", "bias", "Spearman"});
+// One table; with `fitted`, the MAPE before the fit is a column too.
+void PrintReport(std::ostream& out, const AccuracyReport& before, const AccuracyReport& after, bool fitted) {
+  std::vector<std::string> header = {"source", "runs"};
+  if (fitted)
+    header.push_back("MAPE before");
+  for (const char* h : {"MAPE", "max APE", "bias", "Spearman"})
+    header.push_back(h);
+  report::Table t(header);
   auto row = [&](const SourceAccuracy& b, const SourceAccuracy& a) {
-    t.AddRow({a.source,
-              std::to_string(a.runs) + (a.not_predicted > 0 ? fmt::format(" (+{} n/a)", a.not_predicted) : ""),
-              report::Percent(b.mape), report::Percent(a.mape), report::Percent(a.max_ape),
-              (a.bias >= 0 ? "+" : "") + report::Percent(a.bias),
-              std::isfinite(a.spearman) ? report::Fixed(a.spearman, 3) : "-"});
+    std::vector<std::string> r = {
+        a.source, std::to_string(a.runs) + (a.not_predicted > 0 ? fmt::format(" (+{} n/a)", a.not_predicted) : "")};
+    if (fitted)
+      r.push_back(report::Percent(b.mape));
+    r.push_back(report::Percent(a.mape));
+    r.push_back(report::Percent(a.max_ape));
+    r.push_back((a.bias >= 0 ? "+" : "") + report::Percent(a.bias));
+    r.push_back(std::isfinite(a.spearman) ? report::Fixed(a.spearman, 3) : "-");
+    t.AddRow(r);
   };
   for (size_t i = 0; i < after.by_source.size(); ++i)
     row(before.by_source[i], after.by_source[i]);
@@ -124,7 +136,7 @@ class CalibrateCommand final : public Command {
     for (const SkippedRun& s : runs.skipped)
       ctx.out << "  skipped " << s.reason << "\n";
     ctx.out << "error of predicted tokens/s per GPU (= TFLOP/s per GPU in the source's convention, or step time)\n\n";
-    PrintReport(ctx.out, result.before, result.after);
+    PrintReport(ctx.out, result.before, result.after, !no_fit_);
     if (!no_fit_) {
       ctx.out << "\nfitted parameters\n";
       std::vector<std::string> header = {"family"};

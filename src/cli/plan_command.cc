@@ -64,8 +64,7 @@ std::string Difference(const Prediction& a, const Prediction& b) {
   std::string s = d.empty() ? "same dimensions" : base::Join(d, ", ");
   s += "; runner-up step differs by";
   for (size_t i = 0; i < 3 && i < deltas.size() && std::fabs(deltas[i].second) > 0; ++i)
-    s += fmt::format("{} {}{:.3f} s {}", i == 0 ? "" : ",", deltas[i].second >= 0 ? "+" : "", deltas[i].second,
-                     deltas[i].first);
+    s += fmt::format("{} {:+.3g} s {}", i == 0 ? "" : ",", deltas[i].second, deltas[i].first);
   return s;
 }
 
@@ -91,6 +90,7 @@ class PlanCommand final : public Command {
     app.add_option("--price-per-gpu-hour", price_, "USD per GPU-hour [default: the cluster's, if known]");
     app.add_option("--scaling", scaling_, "Also a scaling table over these GPU counts (weak and strong scaling)")
         ->delimiter(',');
+    app.add_flag("--timing", timing_, "Also print how long the search took");
     app.add_flag("--json", json_, "Machine-readable output (docs/plan.md)");
   }
 
@@ -154,7 +154,7 @@ class PlanCommand final : public Command {
 
     // Nothing fits: the smallest GPU count (doubling) at which something does.
     int64_t fits_at = 0;
-    if (plan.top.empty()) {
+    if (plan.top.empty() && s->cluster != nullptr) {
       for (int64_t g = s->perf->setup().gpus * 2; g <= s->perf->setup().gpus * 1024 && g <= (int64_t{1} << 24);
            g *= 2) {
         TrainingSetup t = s->perf->setup();
@@ -215,8 +215,12 @@ class PlanCommand final : public Command {
     }
 
     PrintSetup(ctx.out, *s);
-    ctx.out << fmt::format("search      {} configurations in {:.3f} s ({:.2g}/s), {} fit in memory\n", plan.evaluated,
-                           seconds, static_cast<double>(plan.evaluated) / std::max(seconds, 1e-9), plan.fitting);
+    ctx.out << fmt::format("search      {} configurations, {} fit in memory", plan.evaluated, plan.fitting);
+    if (timing_) {
+      ctx.out << fmt::format(" ({:.3f} s, {:.3g} configurations/s)", seconds,
+                             static_cast<double>(plan.evaluated) / std::max(seconds, 1e-9));
+    }
+    ctx.out << "\n";
     std::vector<std::string> rejected;
     for (size_t i = 1; i < plan.by_issue.size(); ++i) {
       if (plan.by_issue[i] > 0)
@@ -234,6 +238,8 @@ class PlanCommand final : public Command {
       if (fits_at > 0) {
         ctx.out << fmt::format("smallest change that fits: {} GPUs (x{} the GPUs)\n", fits_at,
                                fits_at / s->perf->setup().gpus);
+      } else if (s->cluster == nullptr) {
+        ctx.out << "one node cannot hold it: pass --cluster (its scale-out network) with more --gpus\n";
       } else {
         ctx.out << "no GPU count up to 1024x fits: use a larger-memory accelerator or a shorter sequence\n";
       }
@@ -293,6 +299,7 @@ class PlanCommand final : public Command {
   std::string tokens_;
   double price_ = -1;
   std::vector<int64_t> scaling_;
+  bool timing_ = false;
   bool json_ = false;
 };
 

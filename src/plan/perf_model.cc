@@ -268,12 +268,16 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   const Link cp_link = link(cp, tp);
   const Link ep_link = link(ep * etp, tp * cp / etp);
   const Link dp_link = link(dpd * cp, tp);
-  const Link pp_link = link(2, tp * cp * dpd);
+  const Link pp_link = link(c.pp > 1 ? 2 : 1, tp * cp * dpd);
   if (!topology_ok)
     return fail(ConfigIssue::kTopology);
 
   // --- compute of one micro-batch, one layer, forward ---
-  const double peak = gpu.peak_flops(c.precision) > 0 ? gpu.peak_flops(c.precision) : gpu.peak_flops(DType::kBf16);
+  // The precision's dense peak; a device without it (fp8 on A100, bf16 on
+  // V100) runs the GEMMs at its 16-bit peak.
+  double peak = gpu.peak_flops(c.precision);
+  if (!(peak > 0))
+    peak = gpu.peak_flops(DType::kBf16) > 0 ? gpu.peak_flops(DType::kBf16) : gpu.peak_flops(DType::kFp16);
   const double hbm = gpu.memory_bw_tbps * 1e12 * e.vector_bw_fraction;
   const double seq = static_cast<double>(setup_.seq_len);
   const double tokens = mbs * seq / cp;  // tokens of one micro-batch on one GPU
@@ -374,21 +378,34 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   const double t_b = layers_per_stage * (layer_b + layer_rc + layer_rc_comm + tp_b_exp + cp_b_exp + ep_b_exp) + head_b;
 
   // --- parameters of the most loaded stage ---
-  const double stage_layer_params = layers_per_stage * (dense_layer_params_ / tp + expert_layer_params_ / (ep * etp));
-  const double first = embedding_params_ / tp + (c.pp == 1 ? lm_head_params_ / tp : 0);
+  // Dense parameters are replicated over dp x cp ranks; an expert's over the
+  // dp x cp x tp / (ep x etp) ranks that hold the same experts.
+  const double stage_expert_params = layers_per_stage * expert_layer_params_ / (ep * etp);
+  const double first = embedding_params_ / tp + (c.pp == 1 && !m.tied_embeddings ? lm_head_params_ / tp : 0);
   const double last = c.pp == 1 ? first : lm_head_params_ / tp;
-  const double stage_params = stage_layer_params + std::max(first, last);
+  const double stage_dense_params = layers_per_stage * dense_layer_params_ / tp + std::max(first, last);
+  const double stage_params = stage_dense_params + stage_expert_params;
   const double shard = dpd * cp;  // the distributed optimizer / FSDP shard group
+  const double expert_shard = std::max(1.0, dpd * cp * tp / (ep * etp));
+  // Parameters left on this GPU when `n`-way sharding applies to each group.
+  auto sharded = [&](bool on) {
+    return on ? stage_dense_params / shard + stage_expert_params / expert_shard : stage_params;
+  };
+  // A collective over each group (dense and expert), of `bytes_per_param`.
+  auto group_gather = [&](double bytes_per_param, double pieces) {
+    return AllGatherTime(shard, stage_dense_params * bytes_per_param, dp_link, pieces) +
+           AllGatherTime(expert_shard, stage_expert_params * bytes_per_param, dp_link, pieces);
+  };
 
   // --- FSDP / ZeRO-3: gather parameters and reduce gradients per micro-batch ---
   const int64_t micro_batches = c.global_batch / (dp * c.micro_batch);
   const auto mb = static_cast<double>(micro_batches);
   double fsdp_exposed_per_mb = 0;
-  if (c.zero_stage == 3 && shard > 1) {
+  if (c.zero_stage == 3 && (shard > 1 || expert_shard > 1)) {
     // One gather and one reduce-scatter per layer (FSDP's unit).
     const double pieces = layers_per_stage * static_cast<double>(std::max<int64_t>(1, c.zero3_collectives_per_layer));
-    const double gather = AllGatherTime(shard, stage_params * kWeightBytes, dp_link, pieces);
-    const double reduce = AllGatherTime(shard, stage_params * kReduceGradBytes, dp_link, pieces);
+    const double gather = group_gather(kWeightBytes, pieces);
+    const double reduce = group_gather(kReduceGradBytes, pieces);
     fsdp_exposed_per_mb = exposed(gather, t_f, true) + exposed(gather + reduce, t_b, true);
   }
 
@@ -400,14 +417,19 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
     pp_comm = 2 * (vpp * mb + pp - 1) * p2p;
   }
   double dp_comm = 0;
-  if (c.zero_stage < 3 && shard > 1) {
+  if (c.zero_stage < 3 && (shard > 1 || expert_shard > 1)) {
     // All-reduce (ZeRO-0) or reduce-scatter + all-gather (ZeRO-1/2): the same
-    // bytes; the reduction hides behind the last micro-batch's backward, the
-    // gather behind the first one's forward.
-    const double half_comm = AllGatherTime(shard, stage_params * kReduceGradBytes, dp_link);
-    dp_comm = exposed(half_comm, t_b, c.dp_overlap) + exposed(half_comm, t_f, c.dp_overlap && c.zero_stage > 0);
+    // bytes. DDP's bucketed all-reduce hides behind the last micro-batch's
+    // backward; with a distributed optimizer the reduce-scatter does, and the
+    // parameter gather behind the first micro-batch's forward.
+    const double half_comm = group_gather(kReduceGradBytes, 1);
+    if (c.zero_stage == 0) {
+      dp_comm = exposed(2 * half_comm, t_b, c.dp_overlap);
+    } else {
+      dp_comm = exposed(half_comm, t_b, c.dp_overlap) + exposed(half_comm, t_f, c.dp_overlap);
+    }
   }
-  const double optimizer_params = c.zero_stage >= 1 ? stage_params / shard : stage_params;
+  const double optimizer_params = sharded(c.zero_stage >= 1);
   const double optimizer = optimizer_params * kAdamBytesPerParam / hbm;
 
   StepBreakdown& b = out.breakdown;
@@ -444,18 +466,12 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
 
   // --- memory per GPU ---
   MemoryPerGpu& mem = out.memory;
-  const double params = stage_params;
-  mem.weights = params * kWeightBytes;
-  mem.gradients = params * kMainGradBytes;
-  mem.optimizer = params * kOptimizerBytes;
-  if (c.zero_stage >= 1)
-    mem.optimizer /= shard;
-  if (c.zero_stage >= 2)
-    mem.gradients /= shard;
+  mem.weights = sharded(c.zero_stage >= 3) * kWeightBytes;
+  mem.gradients = sharded(c.zero_stage >= 2) * kMainGradBytes;
+  mem.optimizer = sharded(c.zero_stage >= 1) * kOptimizerBytes;
   if (c.zero_stage >= 3) {
-    // Sharded weights plus the gathered working copy of two layers (prefetch).
-    mem.weights =
-        mem.weights / shard + 2 * kWeightBytes * (dense_layer_params_ / tp + expert_layer_params_ / (ep * etp));
+    // The gathered working copy of two layers (prefetch).
+    mem.weights += 2 * kWeightBytes * (dense_layer_params_ / tp + expert_layer_params_ / (ep * etp));
   }
   const std::array<double, 2>& act = activations_[ActivationKey(c.tp, sp, c.recompute, c.flash_attention)];
   const double per_layer = act[0] * mbs / cp;

@@ -1,0 +1,110 @@
+#pragma once
+
+// Fixtures shared by the plan module's tests: built-in databases, generic
+// models and a PerfModel with efficiency parameters fixed here (so that no
+// expectation depends on the shipped calibration).
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "mfu/cluster.h"
+#include "mfu/hwdb.h"
+#include "mfu/model.h"
+#include "mfu/perf_model.h"
+
+namespace mfu::plan_test {
+
+// Efficiency parameters fixed here so that no expectation depends on the
+// shipped calibration.
+inline EfficiencyParams TestEfficiency() {
+  EfficiencyParams e;
+  e.family = "test";
+  e.matmul_peak_fraction = 0.7;
+  e.matmul_half_dim = 64;
+  e.attention_peak_fraction = 0.5;
+  e.vector_bw_fraction = 0.7;
+  e.scaleup_bw_fraction = 0.75;
+  e.scaleout_bw_fraction = 0.75;
+  e.overlap_efficiency = 0.8;
+  e.kernel_overhead_us = 4;
+  e.memory_reserved_gib = 3;
+  return e;
+}
+
+inline const HardwareDb& Hw() {
+  static const HardwareDb* db = [] {
+    StatusOr<HardwareDb> d = HardwareDb::LoadBuiltin();
+    EXPECT_TRUE(d.ok()) << d.status().message();
+    return new HardwareDb(d.ok() ? std::move(d).value() : HardwareDb());
+  }();
+  return *db;
+}
+
+inline const ClusterDb& Clusters() {
+  static const ClusterDb* db = [] {
+    StatusOr<ClusterDb> d = ClusterDb::LoadBuiltin();
+    EXPECT_TRUE(d.ok()) << d.status().message();
+    return new ClusterDb(d.ok() ? std::move(d).value() : ClusterDb());
+  }();
+  return *db;
+}
+
+inline const Accelerator* Gpu(const char* name) {
+  StatusOr<const Accelerator*> a = Hw().Find(name);
+  EXPECT_TRUE(a.ok()) << a.status().message();
+  return a.ok() ? *a : nullptr;
+}
+
+inline const Cluster* FindCluster(const char* name) {
+  StatusOr<const Cluster*> c = Clusters().Find(name);
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return c.ok() ? *c : nullptr;
+}
+
+inline ModelSpec Generic(int64_t layers, int64_t hidden, int64_t heads, int64_t ffn, int64_t vocab,
+                         int64_t kv_heads = 0, bool gated = true) {
+  GenericModelOptions o;
+  o.layers = layers;
+  o.hidden = hidden;
+  o.heads = heads;
+  o.kv_heads = kv_heads;
+  o.ffn = ffn;
+  o.vocab = vocab;
+  o.gated_mlp = gated;
+  StatusOr<ModelSpec> m = BuildGenericModel(o);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? std::move(m).value() : ModelSpec();
+}
+
+inline ModelSpec GenericMoe(int64_t layers, int64_t hidden, int64_t heads, int64_t experts, int64_t top_k,
+                            int64_t moe_ffn, int64_t vocab) {
+  GenericModelOptions o;
+  o.layers = layers;
+  o.hidden = hidden;
+  o.heads = heads;
+  o.experts = experts;
+  o.top_k = top_k;
+  o.moe_ffn = moe_ffn;
+  o.vocab = vocab;
+  StatusOr<ModelSpec> m = BuildGenericModel(o);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? std::move(m).value() : ModelSpec();
+}
+
+// A model (held by the caller) on `gpus` GPUs of `cluster` (null: one h100 domain).
+inline PerfModel Make(const ModelSpec& model, int64_t seq, int64_t gpus, const char* cluster) {
+  TrainingSetup s;
+  s.model = &model;
+  s.seq_len = seq;
+  s.gpu = cluster != nullptr ? Gpu(FindCluster(cluster)->accelerator.c_str()) : Gpu("h100-sxm5-80gb");
+  s.cluster = cluster != nullptr ? FindCluster(cluster) : nullptr;
+  s.gpus = gpus;
+  s.efficiency = TestEfficiency();
+  StatusOr<PerfModel> p = PerfModel::Create(s);
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return std::move(p).value();
+}
+
+}  // namespace mfu::plan_test
