@@ -12,6 +12,7 @@
 
 #include "mfu/cluster.h"
 #include "mfu/hwdb.h"
+#include "mfu/operator_profiles.h"
 #include "mfu/perf_model.h"
 #include "mfu/status.h"
 #include "mfu/training_runs.h"
@@ -65,6 +66,11 @@ class RunSet {
 
 struct CalibrateOptions {
   int sweeps = 4;  // coordinate-descent passes over the parameters
+  // Parameters (EfficiencyParamInfos names) kept at their starting values.
+  std::vector<std::string> fixed;
+  // Operator profiles fitted first (FitOperatorProfiles); the parameters
+  // they measure are then fixed for the end-to-end fit.
+  const OperatorProfiles* operators = nullptr;
 };
 
 struct CalibrationResult {
@@ -72,10 +78,13 @@ struct CalibrationResult {
   AccuracyReport before;
   AccuracyReport after;
   std::vector<std::string> families;  // fitted (families with measured runs)
+  std::vector<OperatorFamilyFit> operator_fits;
 };
 
-// Fits each family's parameters (EfficiencyParamInfos, within their bounds)
-// to minimise the mean over sources of each source's mean |log(predicted /
+// With options.operators, first fits the parameters operator profiles
+// measure (per family that has profiles). Then fits each family's other
+// parameters (EfficiencyParamInfos, within their bounds, minus
+// options.fixed) to minimise the mean over sources of each source's mean |log(predicted /
 // measured)|, so that no source dominates by its row count. Families with
 // no runs keep their values.
 StatusOr<CalibrationResult> Calibrate(const TrainingRunSet& runs, const HardwareDb& hw, const ClusterDb& clusters,

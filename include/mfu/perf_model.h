@@ -214,4 +214,22 @@ class PerfModel {
   static size_t ActivationKey(int64_t tp, bool sp, Recompute recompute, bool flash);
 };
 
+// The model's building blocks, public so that measured operator and NCCL
+// times can test them (src/plan/operator_test.cc uses Vidur's profiles).
+//
+// One m x n x k GEMM (2mnk FLOPs) in `dtype`: the roofline of compute at the
+// shape's efficiency (matmul_peak_fraction x prod d / (d + matmul_half_dim))
+// and 16-bit operand traffic at vector_bw_fraction of HBM bandwidth.
+double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k);
+
+enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
+struct LinkSpec {
+  double bandwidth_bytes_per_s = 0;  // achieved bus bandwidth
+  double latency_s = 0;              // per step
+};
+// `bytes` is the full buffer (all-reduce, all-gather output, reduce-scatter
+// input; all-to-all: what one rank sends). Rings: (n-1)/n x bytes / bw plus
+// n-1 latency steps; all-reduce twice the bytes with 2 log2 n tree steps.
+double CollectiveSeconds(Collective kind, double ranks, double bytes, const LinkSpec& link);
+
 }  // namespace mfu

@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "base/strings.h"
 #include "cli/command.h"
 #include "cli/output.h"
 #include "mfu/calibrate.h"
+#include "mfu/operator_profiles.h"
 #include "report/table.h"
 
 namespace mfu::cli {
@@ -70,6 +72,10 @@ class CalibrateCommand final : public Command {
     app.add_option("--efficiency-file", efficiency_file_, "Start from this efficiency CSV instead of the built-in");
     app.add_option("--cluster-file", cluster_file_, "CSV adding or overriding clusters");
     app.add_option("--sweeps", options_.sweeps, "Coordinate-descent passes")->capture_default_str();
+    app.add_option("--operators", operators_dir_,
+                   "Directory of operator profiles (compute.csv, collectives.csv; e.g. tests/data/vidur): fit the "
+                   "GEMM, vector and NVLink parameters to them first");
+    app.add_option("--fix", options_.fixed, "Parameters to keep at their starting values")->delimiter(',');
     app.add_flag("--no-fit", no_fit_, "Only report the accuracy of the current parameters");
     app.add_flag("--runs-table", per_run_, "Also list every run's measured and predicted throughput");
     app.add_flag("--json", json_, "Machine-readable output (docs/plan.md)");
@@ -88,6 +94,11 @@ class CalibrateCommand final : public Command {
       return InvalidArgumentError(runs_path_ + ": no usable runs (" + std::to_string(runs.skipped.size()) +
                                   " skipped)");
     CalibrateOptions options = options_;
+    OperatorProfiles profiles;
+    if (!operators_dir_.empty()) {
+      MFU_ASSIGN_OR_RETURN(profiles, ReadOperatorProfiles(operators_dir_));
+      options.operators = &profiles;
+    }
     CalibrationResult result;
     if (no_fit_) {
       MFU_ASSIGN_OR_RETURN(RunSet set, RunSet::Prepare(runs, hw, clusters, start));
@@ -137,6 +148,19 @@ class CalibrateCommand final : public Command {
       ctx.out << "  skipped " << s.reason << "\n";
     ctx.out << "error of predicted tokens/s per GPU (= TFLOP/s per GPU in the source's convention, or step time)\n\n";
     PrintReport(ctx.out, result.before, result.after, !no_fit_);
+    if (!result.operator_fits.empty()) {
+      ctx.out << "\noperator profiles (" << operators_dir_ << "): error of predicted kernel time\n";
+      report::Table t({"family", "GEMMs", "MAPE before", "after", "vector ops", "before", "after", "collectives",
+                       "before", "after", "fitted"});
+      for (const OperatorFamilyFit& f : result.operator_fits) {
+        t.AddRow({f.family, std::to_string(f.gemms), report::Percent(f.gemm_mape_before),
+                  report::Percent(f.gemm_mape_after), std::to_string(f.vectors), report::Percent(f.vector_mape_before),
+                  report::Percent(f.vector_mape_after), std::to_string(f.collectives),
+                  report::Percent(f.collective_mape_before), report::Percent(f.collective_mape_after),
+                  base::Join(f.fitted, " ")});
+      }
+      t.Print(ctx.out);
+    }
     if (!no_fit_) {
       ctx.out << "\nfitted parameters\n";
       std::vector<std::string> header = {"family"};
@@ -171,7 +195,7 @@ class CalibrateCommand final : public Command {
   }
 
  private:
-  std::string runs_path_, write_path_, efficiency_file_, cluster_file_;
+  std::string runs_path_, write_path_, efficiency_file_, cluster_file_, operators_dir_;
   CalibrateOptions options_;
   bool no_fit_ = false, per_run_ = false, json_ = false;
 };

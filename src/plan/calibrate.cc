@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/strings.h"
+
 namespace mfu {
 namespace {
 
@@ -215,10 +217,21 @@ StatusOr<CalibrationResult> Calibrate(const TrainingRunSet& runs, const Hardware
     return InvalidArgumentError("calibrate: no usable runs");
   if (options.sweeps < 1 || options.sweeps > 100)
     return InvalidArgumentError("calibrate: sweeps must be in [1, 100]");
+  for (const std::string& name : options.fixed) {
+    const auto infos = EfficiencyParamInfos();
+    if (std::none_of(infos.begin(), infos.end(), [&](const EfficiencyParamInfo& i) { return name == i.name; }))
+      return InvalidArgumentError("calibrate: '" + name + "' is not an efficiency parameter");
+  }
   MFU_ASSIGN_OR_RETURN(RunSet set, RunSet::Prepare(runs, hw, clusters, start));
   CalibrationResult result;
   result.fitted = start;
   result.before = set.Evaluate(start);
+  std::map<std::string, std::vector<std::string>> fixed_by_family;
+  if (options.operators != nullptr) {
+    MFU_ASSIGN_OR_RETURN(result.operator_fits, FitOperatorProfiles(*options.operators, hw, clusters, result.fitted));
+    for (const OperatorFamilyFit& f : result.operator_fits)
+      fixed_by_family[f.family] = f.fitted;
+  }
   // Each run's family, by position.
   std::vector<std::string> families;
   for (const RunPrediction& r : result.before.runs) {
@@ -240,6 +253,11 @@ StatusOr<CalibrationResult> Calibrate(const TrainingRunSet& runs, const Hardware
       // every sweep, keeping the best (the others fixed).
       const double width = 0.5 / static_cast<double>(1 << sweep);
       for (const EfficiencyParamInfo& info : infos) {
+        const std::vector<std::string>& by_profile = fixed_by_family[family];
+        if (std::find(options.fixed.begin(), options.fixed.end(), info.name) != options.fixed.end() ||
+            std::find(by_profile.begin(), by_profile.end(), info.name) != by_profile.end()) {
+          continue;
+        }
         const double current = (*p).*info.field;
         const double range = (info.max - info.min) * width;
         double chosen = current;
@@ -258,7 +276,9 @@ StatusOr<CalibrationResult> Calibrate(const TrainingRunSet& runs, const Hardware
       }
     }
     p->source = "fitted by mfu calibrate to " + std::to_string(std::count(families.begin(), families.end(), family)) +
-                " measured runs (tests/data/training-runs-calibration.csv)";
+                " measured runs";
+    if (!fixed_by_family[family].empty())
+      p->source += "; " + base::Join(fixed_by_family[family], ", ") + " from operator profiles";
   }
   result.after = set.Evaluate(result.fitted);
   return result;

@@ -72,8 +72,8 @@ TEST(Accuracy, ShippedParametersOnTheCalibrationRuns) {
     const char* source;
     double max_mape;
   };
-  const Bound bounds[] = {{"narayanan2021", 0.15}, {"korthikanti2022", 0.05}, {"nemo-24.07", 0.05},
-                          {"llm-foundry", 0.05},   {"torchtitan", 0.11},      {"vtrain", 0.14}};
+  const Bound bounds[] = {{"narayanan2021", 0.15}, {"korthikanti2022", 0.045}, {"nemo-24.07", 0.07},
+                          {"llm-foundry", 0.055},  {"torchtitan", 0.12},       {"vtrain", 0.14}};
   for (const Bound& b : bounds) {
     bool found = false;
     for (const SourceAccuracy& a : r.by_source) {
@@ -84,7 +84,7 @@ TEST(Accuracy, ShippedParametersOnTheCalibrationRuns) {
     }
     EXPECT_TRUE(found) << b.source;
   }
-  EXPECT_LE(r.overall.mape, 0.08);
+  EXPECT_LE(r.overall.mape, 0.085);
   // Ranking inside vTrain's grid, which includes deliberately slow layouts.
   for (const SourceAccuracy& a : r.by_source) {
     if (a.source == "vtrain") {
@@ -125,7 +125,9 @@ TEST(Calibrate, RecoversSyntheticTargets) {
   s->matmul_peak_fraction = 0.85;
   s->attention_peak_fraction = 0.3;
   s->vector_bw_fraction = 0.9;
-  auto fitted = Calibrate(synthetic, d.hw, d.clusters, start, {6});
+  CalibrateOptions six;
+  six.sweeps = 6;
+  auto fitted = Calibrate(synthetic, d.hw, d.clusters, start, six);
   ASSERT_TRUE(fitted.ok()) << fitted.status().message();
   EXPECT_GT(fitted->before.overall.mape, 0.05);
   EXPECT_LT(fitted->after.overall.mape, 0.02);
@@ -137,7 +139,12 @@ TEST(Calibrate, RejectsNoRunsAndBadSweeps) {
   EXPECT_EQ(Calibrate({}, d.hw, d.clusters, d.efficiency).status().code(), StatusCode::kInvalidArgument);
   auto runs = ReadTrainingRuns(kRuns);
   ASSERT_TRUE(runs.ok());
-  EXPECT_EQ(Calibrate(*runs, d.hw, d.clusters, d.efficiency, {0}).status().code(), StatusCode::kInvalidArgument);
+  CalibrateOptions zero;
+  zero.sweeps = 0;
+  EXPECT_EQ(Calibrate(*runs, d.hw, d.clusters, d.efficiency, zero).status().code(), StatusCode::kInvalidArgument);
+  CalibrateOptions bogus;
+  bogus.fixed = {"warp_speed"};
+  EXPECT_EQ(Calibrate(*runs, d.hw, d.clusters, d.efficiency, bogus).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(EfficiencyDb, BuiltinFamiliesAndErrors) {

@@ -64,6 +64,20 @@ double Gemm(double d, double half) {
   return d / (d + half);
 }
 
+// GEMMs totalling `flops` with `rows` rows (tokens), a representative width
+// `cols` and inner dimension `inner`: the roofline of compute at the shape's
+// efficiency and 16-bit operand traffic (weights flops/rows, inputs
+// rows x inner, outputs flops / inner) at `bw` bytes/s.
+double GemmTime(double flops, double rows, double cols, double inner, double peak, double bw,
+                const EfficiencyParams& e) {
+  if (flops <= 0)
+    return 0;
+  const double half = e.matmul_half_dim;
+  const double eff = e.matmul_peak_fraction * Gemm(rows, half) * Gemm(cols, half) * Gemm(inner, half);
+  const double bytes = flops / rows + 2 * rows * inner + flops / inner;
+  return std::max(flops / (peak * eff), bytes / bw);
+}
+
 }  // namespace
 
 const char* ConfigIssueName(ConfigIssue issue) {
@@ -282,12 +296,8 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   const double seq = static_cast<double>(setup_.seq_len);
   const double tokens = mbs * seq / cp;  // tokens of one micro-batch on one GPU
   const double h = static_cast<double>(m.hidden);
-  const double half = e.matmul_half_dim;
   auto gemm_time = [&](double flops, double rows, double cols, double inner) {
-    if (flops <= 0)
-      return 0.0;
-    const double eff = e.matmul_peak_fraction * Gemm(rows, half) * Gemm(cols, half) * Gemm(inner, half);
-    return flops / (peak * eff);
+    return GemmTime(flops, rows, cols, inner, peak, hbm, e);
   };
   const double q_width = static_cast<double>(m.heads) * static_cast<double>(m.qk_head_dim());
   const double attn_proj_s = gemm_time(tokens * attn_proj_flops_ / tp, tokens, std::max(q_width / tp, 1.0), h);
@@ -484,6 +494,33 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   mem.capacity = gpu.memory_gb * kGiB;
   if (!mem.fits())
     out.issue = ConfigIssue::kOutOfMemory;
+}
+
+double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k) {
+  double peak = gpu.peak_flops(dtype);
+  if (!(peak > 0))
+    peak = gpu.peak_flops(DType::kBf16) > 0 ? gpu.peak_flops(DType::kBf16) : gpu.peak_flops(DType::kFp16);
+  if (!(peak > 0) || m <= 0 || n <= 0 || k <= 0)
+    return 0;
+  return GemmTime(2 * m * n * k, m, n, k, peak, gpu.memory_bw_tbps * 1e12 * e.vector_bw_fraction, e);
+}
+
+double CollectiveSeconds(Collective kind, double ranks, double bytes, const LinkSpec& link) {
+  if (!(link.bandwidth_bytes_per_s > 0))
+    return 0;
+  const Link l{link.bandwidth_bytes_per_s, link.latency_s};
+  switch (kind) {
+    case Collective::kAllReduce:
+      return AllReduceTime(ranks, bytes, l);
+    case Collective::kAllGather:
+    case Collective::kReduceScatter:
+      return AllGatherTime(ranks, bytes, l);
+    case Collective::kAllToAll:
+      return AllToAllTime(ranks, bytes, l);
+    case Collective::kSendRecv:
+      return bytes > 0 ? bytes / l.bw + l.latency : 0;
+  }
+  return 0;
 }
 
 }  // namespace mfu

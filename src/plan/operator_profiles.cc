@@ -1,0 +1,294 @@
+// Operator profiles (operator_profiles.h): reading, prediction, and the fit
+// of the efficiency parameters they measure directly.
+
+#include "mfu/operator_profiles.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/csv.h"
+#include "base/file_system.h"
+#include "base/strings.h"
+
+namespace mfu {
+namespace {
+
+constexpr double kBytes = 2;                          // 16-bit operands
+constexpr double kLargeCollective = 4.0 * (1 << 20);  // below: latency-dominated
+constexpr double kLargeVectorTokens = 512;            // below: launch-dominated
+
+class Row {
+ public:
+  Row(const base::CsvTable& t, size_t r, std::string where) : t_(t), r_(r), where_(std::move(where)) {}
+  StatusOr<std::string> Text(const char* name) const {
+    const int c = t_.Column(name);
+    if (c < 0)
+      return ParseError(where_ + ": no column '" + name + "'");
+    return std::string(base::Trim(t_.rows[r_][static_cast<size_t>(c)]));
+  }
+  StatusOr<double> Number(const char* name) const {
+    MFU_ASSIGN_OR_RETURN(std::string text, Text(name));
+    double v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v < 0)
+      return ParseError(where_ + ": column '" + name + "': '" + text + "' is not a non-negative number");
+    return v;
+  }
+
+ private:
+  const base::CsvTable& t_;
+  size_t r_;
+  std::string where_;
+};
+
+Status ParseCompute(std::string_view text, const std::string& origin, OperatorProfiles& out) {
+  MFU_ASSIGN_OR_RETURN(base::CsvTable t, base::ParseCsv(text, origin));
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    const Row row(t, r, origin + ":" + std::to_string(t.line_numbers[r]));
+    MFU_ASSIGN_OR_RETURN(std::string gpu, row.Text("gpu"));
+    MFU_ASSIGN_OR_RETURN(double h, row.Number("hidden"));
+    MFU_ASSIGN_OR_RETURN(double ffn, row.Number("ffn"));
+    MFU_ASSIGN_OR_RETURN(double heads, row.Number("heads"));
+    MFU_ASSIGN_OR_RETURN(double kv, row.Number("kv_heads"));
+    MFU_ASSIGN_OR_RETURN(std::string gated, row.Text("gated"));
+    MFU_ASSIGN_OR_RETURN(double tokens, row.Number("tokens"));
+    MFU_ASSIGN_OR_RETURN(double tp, row.Number("tp"));
+    if (h < 1 || heads < 1 || tp < 1 || tokens < 1 || ffn < 1)
+      return OutOfRangeError(origin + ":" + std::to_string(t.line_numbers[r]) + ": sizes must be >= 1");
+    const bool glu = base::ToLower(gated) == "true" || gated == "1";
+    const double d = h / heads;
+    // Vidur's shapes per TP shard: fused QKV, fused gate+up.
+    struct Gemm {
+      const char* op;
+      double n, k;
+    };
+    const Gemm gemms[] = {{"attn_pre_proj", (heads + 2 * kv) * d / tp, h},
+                          {"attn_post_proj", h, heads * d / tp},
+                          {"mlp_up_proj", (glu ? 2 : 1) * ffn / tp, h},
+                          {"mlp_down_proj", h, ffn / tp}};
+    for (const Gemm& g : gemms) {
+      MFU_ASSIGN_OR_RETURN(double ms, row.Number((std::string(g.op) + "_ms").c_str()));
+      out.operators.push_back({gpu, g.op, true, tokens, g.n, g.k, 0, tokens, ms * 1e-3});
+    }
+    // Memory-bound operators and their 16-bit traffic: a norm reads and
+    // writes the hidden state, the residual add reads two and writes one,
+    // the gated activation reads gate and up and writes one.
+    struct Vector {
+      const char* op;
+      double bytes;
+    };
+    const Vector vectors[] = {{"input_layernorm", 2 * tokens * h * kBytes},
+                              {"add", 3 * tokens * h * kBytes},
+                              {"mlp_act", (glu ? 3 : 2) * tokens * ffn / tp * kBytes}};
+    for (const Vector& v : vectors) {
+      MFU_ASSIGN_OR_RETURN(double ms, row.Number((std::string(v.op) + "_ms").c_str()));
+      out.operators.push_back({gpu, v.op, false, 0, 0, 0, v.bytes, tokens, ms * 1e-3});
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseCollectives(std::string_view text, const std::string& origin, OperatorProfiles& out) {
+  MFU_ASSIGN_OR_RETURN(base::CsvTable t, base::ParseCsv(text, origin));
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    const std::string where = origin + ":" + std::to_string(t.line_numbers[r]);
+    const Row row(t, r, where);
+    CollectiveSample s;
+    MFU_ASSIGN_OR_RETURN(s.cluster, row.Text("cluster"));
+    MFU_ASSIGN_OR_RETURN(std::string kind, row.Text("collective"));
+    if (kind == "all_reduce") {
+      s.kind = Collective::kAllReduce;
+    } else if (kind == "all_gather") {
+      s.kind = Collective::kAllGather;
+    } else if (kind == "reduce_scatter") {
+      s.kind = Collective::kReduceScatter;
+    } else if (kind == "all_to_all") {
+      s.kind = Collective::kAllToAll;
+    } else if (kind == "send_recv") {
+      s.kind = Collective::kSendRecv;
+    } else {
+      return ParseError(where + ": column 'collective': '" + kind +
+                        "' is not all_reduce, all_gather, reduce_scatter, all_to_all or send_recv");
+    }
+    MFU_ASSIGN_OR_RETURN(s.ranks, row.Number("gpus"));
+    MFU_ASSIGN_OR_RETURN(s.bytes, row.Number("bytes"));
+    MFU_ASSIGN_OR_RETURN(double ms, row.Number("median_ms"));
+    if (s.ranks < 1 || s.ranks > 1e6)
+      return OutOfRangeError(where + ": column 'gpus': must be in [1, 1e6]");
+    s.seconds = ms * 1e-3;
+    out.collectives.push_back(s);
+  }
+  return Status::Ok();
+}
+
+double Mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v)
+    s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+StatusOr<OperatorProfiles> ParseOperatorProfiles(std::string_view compute_csv, std::string_view collectives_csv,
+                                                 std::string_view origin) {
+  OperatorProfiles p;
+  if (!compute_csv.empty())
+    MFU_RETURN_IF_ERROR(ParseCompute(compute_csv, std::string(origin) + "/compute.csv", p));
+  if (!collectives_csv.empty())
+    MFU_RETURN_IF_ERROR(ParseCollectives(collectives_csv, std::string(origin) + "/collectives.csv", p));
+  return p;
+}
+
+StatusOr<OperatorProfiles> ReadOperatorProfiles(const std::string& dir) {
+  base::RealFileSystem fs;
+  StatusOr<std::string> compute = fs.ReadFile(dir + "/compute.csv");
+  StatusOr<std::string> collectives = fs.ReadFile(dir + "/collectives.csv");
+  if (!compute.ok() && !collectives.ok())
+    return NotFoundError(dir + ": neither compute.csv nor collectives.csv can be read");
+  return ParseOperatorProfiles(compute.ok() ? *compute : "", collectives.ok() ? *collectives : "", dir);
+}
+
+double PredictSample(const OperatorSample& s, const HardwareDb& hw, const EfficiencyParams& e) {
+  StatusOr<const Accelerator*> gpu = hw.Find(s.accelerator);
+  if (!gpu.ok())
+    return 0;
+  if (s.gemm)
+    return GemmSeconds(**gpu, e, DType::kFp16, s.m, s.n, s.k);
+  return s.bytes / ((*gpu)->memory_bw_tbps * 1e12 * e.vector_bw_fraction);
+}
+
+double PredictSample(const CollectiveSample& s, const ClusterDb& clusters, const EfficiencyParams& e) {
+  StatusOr<const Cluster*> c = clusters.Find(s.cluster);
+  if (!c.ok())
+    return 0;
+  const bool inside = s.ranks <= (*c)->nvlink_domain_gpus;
+  const LinkSpec link =
+      inside ? LinkSpec{(*c)->scaleup_bw_bytes_per_s * e.scaleup_bw_fraction, (*c)->scaleup_latency_s}
+             : LinkSpec{(*c)->scaleout_bw_bytes_per_s * e.scaleout_bw_fraction, (*c)->scaleout_latency_s};
+  return CollectiveSeconds(s.kind, s.ranks, s.bytes, link);
+}
+
+StatusOr<std::vector<OperatorFamilyFit>> FitOperatorProfiles(const OperatorProfiles& profiles, const HardwareDb& hw,
+                                                             const ClusterDb& clusters, EfficiencyDb& efficiency) {
+  // Samples by family.
+  std::map<std::string, std::vector<const OperatorSample*>> ops;
+  std::map<std::string, std::vector<const CollectiveSample*>> colls;
+  std::vector<std::string> order;
+  auto note = [&order](const std::string& f) {
+    if (std::find(order.begin(), order.end(), f) == order.end())
+      order.push_back(f);
+  };
+  for (const OperatorSample& s : profiles.operators) {
+    StatusOr<const Accelerator*> gpu = hw.Find(s.accelerator);
+    if (!gpu.ok())
+      return gpu.status().WithPrefix("operator profile");
+    if (!s.gemm && s.tokens < kLargeVectorTokens)
+      continue;
+    const std::string family = efficiency.For((*gpu)->id).family;
+    ops[family].push_back(&s);
+    note(family);
+  }
+  for (const CollectiveSample& s : profiles.collectives) {
+    StatusOr<const Cluster*> c = clusters.Find(s.cluster);
+    if (!c.ok())
+      return c.status().WithPrefix("operator profile");
+    if (s.bytes < kLargeCollective || s.ranks > (*c)->nvlink_domain_gpus || s.ranks < 2)
+      continue;
+    StatusOr<const Accelerator*> gpu = hw.Find((*c)->accelerator);
+    if (!gpu.ok())
+      return gpu.status().WithPrefix("operator profile");
+    const std::string family = efficiency.For((*gpu)->id).family;
+    colls[family].push_back(&s);
+    note(family);
+  }
+
+  std::vector<OperatorFamilyFit> fits;
+  for (const std::string& family : order) {
+    EfficiencyParams* p = efficiency.Mutable(family);
+    if (p == nullptr)
+      continue;
+    OperatorFamilyFit fit;
+    fit.family = family;
+    auto errors = [&](bool gemm, bool collective) {
+      std::vector<double> e;
+      if (collective) {
+        for (const CollectiveSample* s : colls[family])
+          e.push_back(std::fabs(PredictSample(*s, clusters, *p) / s->seconds - 1));
+      } else {
+        for (const OperatorSample* s : ops[family]) {
+          if (s->gemm == gemm)
+            e.push_back(std::fabs(PredictSample(*s, hw, *p) / s->seconds - 1));
+        }
+      }
+      return e;
+    };
+    auto log_error = [&](const std::vector<const EfficiencyParamInfo*>& params) {
+      (void)params;
+      double sum = 0;
+      size_t n = 0;
+      for (const OperatorSample* s : ops[family]) {
+        if (!s->gemm)
+          continue;  // reported, not fitted: see the note on vector operators
+        sum += std::fabs(std::log(PredictSample(*s, hw, *p) / s->seconds));
+        ++n;
+      }
+      double csum = 0;
+      size_t cn = 0;
+      for (const CollectiveSample* s : colls[family]) {
+        csum += std::fabs(std::log(PredictSample(*s, clusters, *p) / s->seconds));
+        ++cn;
+      }
+      return (n > 0 ? sum / static_cast<double>(n) : 0) + (cn > 0 ? csum / static_cast<double>(cn) : 0);
+    };
+    for (const OperatorSample* s : ops[family])
+      ++(s->gemm ? fit.gemms : fit.vectors);
+    fit.collectives = colls[family].size();
+    fit.gemm_mape_before = Mean(errors(true, false));
+    fit.vector_mape_before = Mean(errors(false, false));
+    fit.collective_mape_before = Mean(errors(false, true));
+
+    std::vector<const EfficiencyParamInfo*> params;
+    static const auto infos = EfficiencyParamInfos();
+    for (const EfficiencyParamInfo& info : infos) {
+      const std::string name = info.name;
+      const bool measured = ((name == "matmul_peak_fraction" || name == "matmul_half_dim") && fit.gemms > 0) ||
+                            (name == "vector_bw_fraction" && (fit.gemms > 0 || fit.vectors > 0)) ||
+                            (name == "scaleup_bw_fraction" && fit.collectives > 0);
+      if (measured) {
+        params.push_back(&info);
+        fit.fitted.push_back(name);
+      }
+    }
+    double best = log_error(params);
+    for (int sweep = 0; sweep < 6; ++sweep) {
+      const double width = 0.5 / static_cast<double>(1 << sweep);
+      for (const EfficiencyParamInfo* info : params) {
+        const double current = (*p).*(info->field);
+        const double range = (info->max - info->min) * width;
+        double chosen = current;
+        for (int k = -8; k <= 8; ++k) {
+          const double candidate = std::clamp(current + range * k / 8.0, info->min, info->max);
+          (*p).*(info->field) = candidate;
+          const double value = log_error(params);
+          if (value < best - 1e-12) {
+            best = value;
+            chosen = candidate;
+          }
+        }
+        (*p).*(info->field) = chosen;
+      }
+    }
+    fit.gemm_mape_after = Mean(errors(true, false));
+    fit.vector_mape_after = Mean(errors(false, false));
+    fit.collective_mape_after = Mean(errors(false, true));
+    fits.push_back(fit);
+  }
+  return fits;
+}
+
+}  // namespace mfu
