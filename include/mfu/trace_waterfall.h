@@ -147,6 +147,9 @@ struct WaterfallOptions {
   const Accelerator* gpu = nullptr;       // required: the dense peaks
   std::optional<ModelStepInput> model{};  // adds the model-FLOPs MFU
   StepTimeKind step_time = StepTimeKind::kCpuStep;
+  // FindProfilerSteps(trace, launches) when the caller has it already
+  // (ComputeStepWaterfalls computes it otherwise).
+  const std::vector<ProfilerStepInfo>* steps = nullptr;
 };
 
 // The waterfall of [start_ns, end_ns). `classes` and `attribution` come from

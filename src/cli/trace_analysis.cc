@@ -67,6 +67,7 @@ void AnalyzeFlops(const RankTrace& t, const RankBasis& basis, RankAnalysis& r, c
   w.gpu = r.gpu;
   w.model = options.model;
   w.step_time = options.step_time;
+  w.steps = &basis.steps;
   auto per_step = ComputeStepWaterfalls(t, r.classes, basis.launches, r.attribution, w);
   if (per_step.ok()) {
     r.step_waterfalls = std::move(per_step).value();

@@ -438,6 +438,8 @@ StatusOr<std::vector<RankCollective>> ExtractRankCollectives(const RankTrace& tr
     if (trace.kind[i] == TraceEventKind::kKernel && classes[i] == KernelClass::kCommunication)
       kernels.push_back(i);
   }
+  if (kernels.empty())
+    return std::vector<RankCollective>{};  // no communication: skip indexing the launches
   std::vector<LaunchOps> ops = FindLaunchOps(trace, kernels);
   std::vector<RankCollective> out;
   out.reserve(kernels.size());

@@ -322,22 +322,14 @@ class BatchRunner {
   bool closing_ = false;
 };
 
-template <typename T>
-void Permute(std::vector<T>& column, const std::vector<uint32_t>& order) {
-  std::vector<T> sorted(column.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    sorted[i] = column[order[i]];
-  column.swap(sorted);
-}
-
-// Concatenates the builders into `out` (ids remapped) and sorts the events by
-// (ts, -dur, file offset): deterministic for any thread count.
-// Order of events: (ts, longer first, file offset).
+// Order of events: (ts, longer first, file offset): deterministic for any
+// thread count. `source` and `index` locate the event in its builder.
 struct SortKey {
   int64_t ts;
   int64_t neg_dur;
   uint64_t offset;
   uint32_t index;
+  uint32_t source;
   bool operator<(const SortKey& o) const {
     if (ts != o.ts)
       return ts < o.ts;
@@ -347,24 +339,12 @@ struct SortKey {
   }
 };
 
-bool IsSorted(const RankTrace& t, const std::vector<uint64_t>& offsets) {
-  for (size_t i = 1; i < t.ts_ns.size(); ++i) {
-    SortKey a{t.ts_ns[i - 1], -t.dur_ns[i - 1], offsets[i - 1], 0};
-    SortKey b{t.ts_ns[i], -t.dur_ns[i], offsets[i], 0};
-    if (b < a)
-      return false;
-  }
-  return true;
-}
-
 // Sorts contiguous keys (not an index with a comparator that chases three
-// columns: that is cache-miss bound), on two threads when allowed, then
-// permutes the columns.
-void SortEvents(RankTrace& out, const std::vector<uint64_t>& offsets, int threads) {
-  const size_t n = out.ts_ns.size();
-  std::vector<SortKey> keys(n);
-  for (size_t i = 0; i < n; ++i)
-    keys[i] = {out.ts_ns[i], -out.dur_ns[i], offsets[i], static_cast<uint32_t>(i)};
+// columns: that is cache-miss bound), on two threads when allowed.
+void SortKeys(std::vector<SortKey>& keys, int threads) {
+  if (std::is_sorted(keys.begin(), keys.end()))
+    return;
+  const size_t n = keys.size();
   if (threads >= 2 && n > 100000) {
     auto mid = keys.begin() + static_cast<ptrdiff_t>(n / 2);
     std::thread left([&] { std::sort(keys.begin(), mid); });
@@ -374,88 +354,67 @@ void SortEvents(RankTrace& out, const std::vector<uint64_t>& offsets, int thread
   } else {
     std::sort(keys.begin(), keys.end());
   }
-  std::vector<uint32_t> order(n);
-  for (size_t i = 0; i < n; ++i)
-    order[i] = keys[i].index;
-  keys = {};
-  auto permute_half = [&](bool first) {
-    if (first) {
-      Permute(out.ts_ns, order);
-      Permute(out.dur_ns, order);
-      Permute(out.kind, order);
-      Permute(out.name, order);
-    } else {
-      Permute(out.track, order);
-      Permute(out.correlation, order);
-      Permute(out.external_id, order);
-      Permute(out.collective, order);
-      Permute(out.shapes, order);
-    }
-  };
-  if (threads >= 2 && n > 100000) {
-    std::thread t([&] { permute_half(true); });
-    permute_half(false);
-    t.join();
-  } else {
-    permute_half(true);
-    permute_half(false);
-  }
 }
 
 // Absolute time = base + ts, before sorting; an event whose start or end
 // would leave the int64 range (absurd input) is clamped and counted.
-void ApplyBaseTime(RankTrace& out, DiagnosticCounter& diagnostics) {
+uint64_t ApplyBaseTime(TraceBuilder& b, int64_t base_ns) {
   uint64_t clamped = 0;
-  for (size_t i = 0; i < out.ts_ns.size(); ++i) {
+  for (size_t i = 0; i < b.ts_ns.size(); ++i) {
     int64_t ts = 0, end = 0;
-    if (__builtin_add_overflow(out.ts_ns[i], out.base_time_ns, &ts)) {
-      ts = out.ts_ns[i] > 0 ? INT64_MAX : INT64_MIN;
+    if (__builtin_add_overflow(b.ts_ns[i], base_ns, &ts)) {
+      ts = b.ts_ns[i] > 0 ? INT64_MAX : INT64_MIN;
       ++clamped;
     }
-    out.ts_ns[i] = ts;
-    if (__builtin_add_overflow(ts, out.dur_ns[i], &end)) {
-      out.dur_ns[i] = INT64_MAX - ts;
+    b.ts_ns[i] = ts;
+    if (__builtin_add_overflow(ts, b.dur_ns[i], &end)) {
+      b.dur_ns[i] = INT64_MAX - ts;
       ++clamped;
     }
   }
-  if (clamped > 0)
-    diagnostics.Add(DiagnosticId::k_bad_number, 0, "timestamp beyond the int64 ns range", clamped);
-  if (out.first_event_ts_ns != kNoId &&
-      __builtin_add_overflow(out.first_event_ts_ns, out.base_time_ns, &out.first_event_ts_ns)) {
-    out.first_event_ts_ns = kNoId;
+  return clamped;
+}
+
+// How a builder's local ids map to the merged trace's.
+struct IdMaps {
+  std::vector<uint32_t> strings, tracks;
+  uint32_t collective_base = 0, shapes_base = 0;
+  bool identity = false;  // the B/E pairs: ids already global
+};
+
+// Gathers column `column` of every builder into `out` in key order,
+// applying `map` to each value.
+template <typename T, typename Map>
+void Gather(std::vector<T>& out, const std::vector<SortKey>& keys,
+            const std::vector<std::unique_ptr<TraceBuilder>>& sources, std::vector<T> TraceBuilder::*column, Map map) {
+  out.resize(keys.size());
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const SortKey& key = keys[k];
+    out[k] = map(key.source, ((*sources[key.source]).*column)[key.index]);
   }
 }
 
+// Merges the builders into `out` (ids remapped, B/E pairs completed) in
+// (ts, -dur, offset) order: the sort runs on keys, then each column is
+// gathered once from the builders, on two threads when allowed.
 void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrace& out, DiagnosticCounter& diagnostics,
                   int threads) {
-  size_t total = 0;
-  for (auto& b : builders)
-    total += b->size();
-  out.ts_ns.reserve(total);
-  out.dur_ns.reserve(total);
-  out.kind.reserve(total);
-  out.name.reserve(total);
-  out.track.reserve(total);
-  out.correlation.reserve(total);
-  out.external_id.reserve(total);
-  out.collective.reserve(total);
-  out.shapes.reserve(total);
-  std::vector<uint64_t> offsets;
-  offsets.reserve(total);
+  std::vector<IdMaps> maps(builders.size() + 1);
   std::unordered_map<std::string, uint32_t> track_by_name;  // "pid\ttid" -> global track
   bool out_of_order = false;
   std::vector<BeginEnd> begin_end;
   uint64_t first_offset = UINT64_MAX;
-  for (auto& bp : builders) {
-    TraceBuilder& b = *bp;
+  for (size_t s = 0; s < builders.size(); ++s) {
+    TraceBuilder& b = *builders[s];
+    IdMaps& m = maps[s];
     if (b.first_offset < first_offset) {
       first_offset = b.first_offset;
       out.first_event_ts_ns = b.first_ts_ns;
     }
-    std::vector<uint32_t> string_map(b.strings.size());
+    m.strings.resize(b.strings.size());
     for (uint32_t i = 0; i < b.strings.size(); ++i)
-      string_map[i] = out.strings.Intern(b.strings.Get(i));
-    std::vector<uint32_t> track_map(b.tracks.size());
+      m.strings[i] = out.strings.Intern(b.strings.Get(i));
+    m.tracks.resize(b.tracks.size());
     for (uint32_t i = 0; i < b.tracks.size(); ++i) {
       const TraceTrack& t = b.tracks[i];
       auto [it, inserted] = track_by_name.try_emplace(t.pid + "\t" + t.tid, static_cast<uint32_t>(out.tracks.size()));
@@ -464,46 +423,36 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
       } else if (t.gpu && !out.tracks[it->second].gpu) {
         out.tracks[it->second] = t;
       }
-      track_map[i] = it->second;
+      m.tracks[i] = it->second;
     }
-    const auto collective_base = static_cast<uint32_t>(out.collectives.size());
+    m.collective_base = static_cast<uint32_t>(out.collectives.size());
     for (CollectiveArgs c : b.collectives) {
-      for (uint32_t* s : {&c.collective, &c.dtype, &c.pg_name, &c.pg_desc, &c.pg_ranks}) {
-        if (*s != kNoString)
-          *s = string_map[*s];
+      for (uint32_t* id : {&c.collective, &c.dtype, &c.pg_name, &c.pg_desc, &c.pg_ranks}) {
+        if (*id != kNoString)
+          *id = m.strings[*id];
       }
       out.collectives.push_back(c);
     }
-    const auto shapes_base = static_cast<uint32_t>(out.op_shapes.size());
-    for (OpShapes& s : b.op_shapes) {
-      for (uint32_t& t : s.input_types)
-        t = string_map[t];
-      for (uint32_t& t : s.concrete_inputs)
-        t = string_map[t];
-      out.op_shapes.push_back(std::move(s));
-    }
-    for (size_t i = 0; i < b.size(); ++i) {
-      out.ts_ns.push_back(b.ts_ns[i]);
-      out.dur_ns.push_back(b.dur_ns[i]);
-      out.kind.push_back(b.kind[i]);
-      out.name.push_back(b.name[i] == kNoString ? kNoString : string_map[b.name[i]]);
-      out.track.push_back(track_map[b.track[i]]);
-      out.correlation.push_back(b.correlation[i]);
-      out.external_id.push_back(b.external_id[i]);
-      out.collective.push_back(b.collective[i] == kNoIndex ? kNoIndex : b.collective[i] + collective_base);
-      out.shapes.push_back(b.shapes[i] == kNoIndex ? kNoIndex : b.shapes[i] + shapes_base);
-      offsets.push_back(b.offset[i]);
+    m.shapes_base = static_cast<uint32_t>(out.op_shapes.size());
+    for (OpShapes& shape : b.op_shapes) {
+      for (uint32_t& t : shape.input_types)
+        t = m.strings[t];
+      for (uint32_t& t : shape.concrete_inputs)
+        t = m.strings[t];
+      out.op_shapes.push_back(std::move(shape));
     }
     for (BeginEnd be : b.begin_end) {
-      be.name = be.name == kNoString ? kNoString : string_map[be.name];
-      be.track = track_map[be.track];
+      be.name = be.name == kNoString ? kNoString : m.strings[be.name];
+      be.track = m.tracks[be.track];
       begin_end.push_back(be);
     }
     out_of_order |= b.out_of_order;
     diagnostics.Merge(b.diagnostics);
-    bp.reset();  // release the builder's memory before the next one is copied
   }
-  // B/E pairs: per track, in time order, a stack of open B events.
+
+  // B/E pairs: per track, in time order, a stack of open B events. The
+  // completed pairs become one more source, with global ids.
+  auto pairs = std::make_unique<TraceBuilder>();
   std::sort(begin_end.begin(), begin_end.end(), [](const BeginEnd& a, const BeginEnd& b) {
     return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.offset < b.offset;
   });
@@ -525,24 +474,71 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
       diagnostics.Add(DiagnosticId::k_bad_number, be.offset, "B/E duration beyond the int64 ns range");
       continue;
     }
-    out.ts_ns.push_back(b.ts_ns);
-    out.dur_ns.push_back(dur);
-    out.kind.push_back(b.kind);
-    out.name.push_back(b.name);
-    out.track.push_back(b.track);
-    out.correlation.push_back(kNoId);
-    out.external_id.push_back(kNoId);
-    out.collective.push_back(kNoIndex);
-    out.shapes.push_back(kNoIndex);
-    offsets.push_back(b.offset);
+    pairs->ts_ns.push_back(b.ts_ns);
+    pairs->dur_ns.push_back(dur);
+    pairs->kind.push_back(b.kind);
+    pairs->name.push_back(b.name);
+    pairs->track.push_back(b.track);
+    pairs->correlation.push_back(kNoId);
+    pairs->external_id.push_back(kNoId);
+    pairs->collective.push_back(kNoIndex);
+    pairs->shapes.push_back(kNoIndex);
+    pairs->offset.push_back(b.offset);
   }
   for (auto& [track, stack] : open) {
     for (const BeginEnd& b : stack)
       diagnostics.Add(DiagnosticId::k_unmatched_begin_end, b.offset, "B without E");
   }
-  ApplyBaseTime(out, diagnostics);
-  if (!IsSorted(out, offsets))
-    SortEvents(out, offsets, threads);
+  builders.push_back(std::move(pairs));
+  maps.back().identity = true;
+
+  // Base time and sort keys, one builder per thread.
+  std::vector<size_t> first_key(builders.size() + 1, 0);
+  for (size_t s = 0; s < builders.size(); ++s)
+    first_key[s + 1] = first_key[s] + builders[s]->size();
+  const size_t total = first_key.back();
+  std::vector<SortKey> keys(total);
+  std::vector<uint64_t> clamped_by(builders.size(), 0);
+  ParallelFor(builders.size(), threads, [&](size_t s) {
+    TraceBuilder& b = *builders[s];
+    clamped_by[s] = ApplyBaseTime(b, out.base_time_ns);
+    SortKey* k = keys.data() + first_key[s];
+    for (size_t i = 0; i < b.size(); ++i)
+      k[i] = {b.ts_ns[i], -b.dur_ns[i], b.offset[i], static_cast<uint32_t>(i), static_cast<uint32_t>(s)};
+  });
+  uint64_t clamped = 0;
+  for (uint64_t c : clamped_by)
+    clamped += c;
+  if (clamped > 0)
+    diagnostics.Add(DiagnosticId::k_bad_number, 0, "timestamp beyond the int64 ns range", clamped);
+  if (out.first_event_ts_ns != kNoId &&
+      __builtin_add_overflow(out.first_event_ts_ns, out.base_time_ns, &out.first_event_ts_ns)) {
+    out.first_event_ts_ns = kNoId;
+  }
+  SortKeys(keys, threads);
+
+  auto same = [](uint32_t, auto v) { return v; };
+  auto string_id = [&maps](uint32_t s, uint32_t v) {
+    return maps[s].identity || v == kNoString ? v : maps[s].strings[v];
+  };
+  auto track_id = [&maps](uint32_t s, uint32_t v) { return maps[s].identity ? v : maps[s].tracks[v]; };
+  auto collective_id = [&maps](uint32_t s, uint32_t v) { return v == kNoIndex ? v : v + maps[s].collective_base; };
+  auto shapes_id = [&maps](uint32_t s, uint32_t v) { return v == kNoIndex ? v : v + maps[s].shapes_base; };
+  ParallelFor(2, threads >= 2 && total > 100000 ? 2 : 1, [&](size_t half) {
+    if (half == 0) {
+      Gather(out.ts_ns, keys, builders, &TraceBuilder::ts_ns, same);
+      Gather(out.dur_ns, keys, builders, &TraceBuilder::dur_ns, same);
+      Gather(out.kind, keys, builders, &TraceBuilder::kind, same);
+      Gather(out.name, keys, builders, &TraceBuilder::name, string_id);
+    } else {
+      Gather(out.track, keys, builders, &TraceBuilder::track, track_id);
+      Gather(out.correlation, keys, builders, &TraceBuilder::correlation, same);
+      Gather(out.external_id, keys, builders, &TraceBuilder::external_id, same);
+      Gather(out.collective, keys, builders, &TraceBuilder::collective, collective_id);
+      Gather(out.shapes, keys, builders, &TraceBuilder::shapes, shapes_id);
+    }
+  });
+  builders.clear();
   if (out_of_order)
     diagnostics.Add(DiagnosticId::k_out_of_order, 0, "");
 }

@@ -195,9 +195,12 @@ struct Window {
   int64_t end = 0;
 };
 
-std::vector<Window> StepWindows(const RankTrace& trace, std::span<const uint32_t> launches, StepTimeKind kind) {
+std::vector<Window> StepWindows(const RankTrace& trace, std::span<const uint32_t> launches, StepTimeKind kind,
+                                const std::vector<ProfilerStepInfo>* known_steps) {
   std::vector<Window> windows;
-  const std::vector<ProfilerStepInfo> steps = FindProfilerSteps(trace, launches);
+  const std::vector<ProfilerStepInfo> found =
+      known_steps != nullptr ? std::vector<ProfilerStepInfo>{} : FindProfilerSteps(trace, launches);
+  const std::vector<ProfilerStepInfo>& steps = known_steps != nullptr ? *known_steps : found;
   for (const ProfilerStepInfo& step : steps) {
     if (kind == StepTimeKind::kCpuStep) {
       windows.push_back({step.name, step.cpu_start_ns, step.cpu_end_ns});
@@ -279,7 +282,7 @@ StatusOr<std::vector<StepWaterfall>> ComputeStepWaterfalls(const RankTrace& trac
                                                            std::span<const uint32_t> launches,
                                                            const FlopsAttribution& attribution,
                                                            const WaterfallOptions& options) {
-  std::vector<Window> windows = StepWindows(trace, launches, options.step_time);
+  std::vector<Window> windows = StepWindows(trace, launches, options.step_time, options.steps);
   if (windows.empty())
     return NotFoundError(trace.path + ": no GPU activity to build a waterfall from");
   const std::vector<int64_t> prefix_max_end = PrefixMaxGpuEnd(trace);
