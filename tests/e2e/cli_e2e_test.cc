@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -388,6 +389,40 @@ TEST(CliErrors, PlanAndPredictBadInput) {
   ExpectOneLineError(RunMfu({"predict", "--model", "llama-3.1-8b", "--cluster", "dgx-h100", "--gpus", "8", "--seq-len",
                              "4096", "--cluster-file", SourcePath("tests/data/bad_hardware.csv")}),
                      1, "bad_hardware.csv");
+}
+
+TEST(Cli, InferJsonFields) {
+  Result r = RunMfu({"infer", "--model", "llama-3.1-8b", "--gpu", "h100", "--weight-precision", "fp8", "--kv-precision",
+                     "fp8", "--input-len", "1000", "--output-len", "1000", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  for (const char* key : {"batch", "output_tokens_per_s", "ttft_s", "tpot_s", "mfu", "mbu", "kv_capacity_tokens"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  // Without --batch: the largest batch whose 2000-token requests fit the KV cache.
+  EXPECT_EQ(j["batch"].get<double>(), std::floor(j["kv_capacity_tokens"].get<double>() / 2000));
+  EXPECT_GT(j["mbu"].get<double>(), 0.2);
+  EXPECT_LT(j["mbu"].get<double>(), 1.0);
+}
+
+TEST(CliErrors, InferBadInput) {
+  const std::vector<std::string> base = {"infer", "--model", "llama-3.1-8b", "--gpu", "h100"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return RunMfu(a);
+  };
+  ExpectOneLineError(with({"--input-len", "130000", "--output-len", "2000"}), 1, "maximum of 131072");
+  ExpectOneLineError(with({"--input-len", "100", "--output-len", "100", "--draft-tokens", "4", "--acceptance", "1"}), 2,
+                     "acceptance rate");
+  ExpectOneLineError(with({"--input-len", "100", "--output-len", "100", "--tp", "3"}), 2, "--tp 3");
+  ExpectOneLineError(with({"--input-len", "100", "--output-len", "100", "--gpus", "4"}), 2, "tp x pp");
+  ExpectOneLineError(with({"--input-len", "0", "--output-len", "100"}), 2, "--input-len");
+  ExpectOneLineError(with({"--input-len", "100", "--output-len", "100", "--weight-precision", "fp7"}), 2,
+                     "--weight-precision");
+  ExpectOneLineError(
+      RunMfu({"infer", "--model", "llama-3.1-405b", "--gpu", "h100", "--input-len", "100", "--output-len", "100"}), 1,
+      "does not fit");
 }
 
 }  // namespace

@@ -1,0 +1,293 @@
+// mfu infer: throughput, latency, MFU and memory-bandwidth utilization of LLM
+// inference (prefill, decode, batching, KV cache, speculative decoding), and
+// what a measured serving throughput implies.
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/strings.h"
+#include "cli/command.h"
+#include "cli/model_flags.h"
+#include "cli/output.h"
+#include "mfu/cluster.h"
+#include "mfu/inference.h"
+#include "report/table.h"
+
+namespace mfu::cli {
+namespace {
+
+class InferCommand final : public Command {
+ public:
+  const char* name() const override { return "infer"; }
+  const char* summary() const override {
+    return "Inference: prefill/decode throughput, latency, MFU, MBU, KV capacity, speculative decoding";
+  }
+
+  void Register(CLI::App& app) override {
+    model_.Register(app);
+    gpu_.Register(app, /*required=*/false);
+    app.add_option("--cluster", cluster_, "Cluster preset for the NVLink figures (data/clusters/clusters.csv)");
+    app.add_option("--gpus,-n", gpus_, "GPUs serving one replica (must equal tp x pp)");
+    app.add_option("--tp", tp_, "Tensor parallel size")->capture_default_str();
+    app.add_option("--pp", pp_, "Pipeline parallel size")->capture_default_str();
+    app.add_option("--ep", ep_, "Expert parallel size (MoE) [default: experts sharded by tp]")->capture_default_str();
+    app.add_option("--weight-precision", weight_precision_, "bf16, fp16, fp8, int8, int4/fp4")->capture_default_str();
+    app.add_option("--kv-precision", kv_precision_, "bf16, fp16, fp8")->capture_default_str();
+    app.add_option("--input-len,-i", input_len_, "Prompt tokens per request")->required();
+    app.add_option("--output-len,-o", output_len_, "Generated tokens per request")->required();
+    app.add_option("--batch,-b", batch_, "Concurrent requests [default: the largest that fits the KV cache]");
+    app.add_option("--max-batch", max_batch_, "The engine's batch cap")->capture_default_str();
+    app.add_option("--mla", mla_, "MLA decode: absorbed or naive")->capture_default_str();
+    app.add_option("--convention,-c", convention_, "FLOPs convention of the MFU numerator")->capture_default_str();
+    app.add_option("--efficiency-file", efficiency_file_, "CSV overriding efficiency parameters");
+    app.add_option("--draft-tokens,-k", draft_tokens_, "Speculative decoding: draft tokens per step");
+    app.add_option("--acceptance,-a", acceptance_, "Speculative decoding: per-token acceptance rate in [0, 1)");
+    app.add_option("--drafter", drafter_, "Draft model (preset or config.json) [default: self-drafting heads]");
+    app.add_option("--measured-tokens-per-sec", measured_,
+                   "A measured output throughput (whole replica): the MFU and MBU it implies");
+    app.add_flag("--json", json_, "Machine-readable output (docs/infer.md)");
+  }
+
+  Status Run(const CommandContext& ctx) override {
+    MFU_ASSIGN_OR_RETURN(ModelSpec spec, model_.Resolve());
+    MFU_ASSIGN_OR_RETURN(HardwareDb hw, gpu_.LoadDb());
+    MFU_ASSIGN_OR_RETURN(ClusterDb clusters, ClusterDb::LoadBuiltin());
+    MFU_ASSIGN_OR_RETURN(EfficiencyDb efficiency, EfficiencyDb::LoadBuiltin());
+    if (!efficiency_file_.empty())
+      MFU_RETURN_IF_ERROR(efficiency.AddFile(efficiency_file_));
+    InferenceSetup s;
+    s.model = &spec;
+    if (!cluster_.empty()) {
+      MFU_ASSIGN_OR_RETURN(s.cluster, clusters.Find(cluster_));
+      MFU_ASSIGN_OR_RETURN(s.gpu, hw.Find(s.cluster->accelerator));
+      if (!gpu_.gpu.empty()) {
+        MFU_ASSIGN_OR_RETURN(const Accelerator* g, hw.Find(gpu_.gpu));
+        if (g != s.gpu)
+          return InvalidArgumentError("--gpu " + gpu_.gpu + " contradicts --cluster " + cluster_);
+      }
+    } else if (!gpu_.gpu.empty()) {
+      MFU_ASSIGN_OR_RETURN(s.gpu, hw.Find(gpu_.gpu));
+    } else {
+      return InvalidArgumentError("give --gpu or --cluster");
+    }
+    if (gpus_ != 0 && gpus_ != tp_ * pp_) {
+      return InvalidArgumentError("--gpus " + std::to_string(gpus_) + " but tp x pp = " + std::to_string(tp_ * pp_) +
+                                  " (one replica; data-parallel replicas scale throughput linearly)");
+    }
+    s.tp = tp_;
+    s.pp = pp_;
+    s.ep = ep_;
+    MFU_ASSIGN_OR_RETURN(s.weight_dtype, ParsePrecision(weight_precision_, "--weight-precision"));
+    MFU_ASSIGN_OR_RETURN(s.kv_dtype, ParsePrecision(kv_precision_, "--kv-precision"));
+    if (mla_ != "absorbed" && mla_ != "naive")
+      return InvalidArgumentError("--mla must be absorbed or naive");
+    s.mla = mla_ == "absorbed" ? MlaMode::kAbsorbed : MlaMode::kNonAbsorbed;
+    MFU_ASSIGN_OR_RETURN(s.convention, ParseConvention(convention_));
+    if (!(max_batch_ >= 1) || max_batch_ > 1e6)
+      return InvalidArgumentError("--max-batch must be in [1, 1e6]");
+    s.max_batch = max_batch_;
+    s.efficiency = efficiency.For(s.gpu->id);
+    if (input_len_ < 1 || output_len_ < 1)
+      return InvalidArgumentError("--input-len and --output-len must be >= 1");
+    if (batch_ < 0)
+      return InvalidArgumentError("--batch must be positive");
+    MFU_ASSIGN_OR_RETURN(InferenceModel m, InferenceModel::Create(s));
+    const InferenceMemory mem = m.Memory();
+    if (!mem.fits()) {
+      return NotFoundError(fmt::format(
+          "{} does not fit: {} of weights per GPU on {} x {} ({} of HBM); use more "
+          "--tp/--pp or lower --weight-precision",
+          spec.name, report::Bytes(mem.weights_bytes), m.gpus(), s.gpu->id, report::Bytes(mem.capacity_bytes)));
+    }
+    const auto in = static_cast<double>(input_len_), out = static_cast<double>(output_len_);
+    MFU_ASSIGN_OR_RETURN(WorkloadResult w, m.Workload(in, out, static_cast<double>(batch_)));
+
+    // Decode sweep at the workload's mean context, prefill over prompt lengths.
+    const double mean_context = in + out / 2;
+    std::vector<double> batches;
+    for (double b = 1; b <= w.batch; b *= 2)
+      batches.push_back(b);
+    if (batches.empty() || batches.back() < w.batch)
+      batches.push_back(w.batch);
+    std::vector<double> prompts;
+    for (double p = 128; p < in; p *= 4)
+      prompts.push_back(p);
+    prompts.push_back(in);
+
+    std::unique_ptr<ModelSpec> drafter_spec;
+    std::unique_ptr<InferenceModel> drafter;
+    std::optional<SpeculativeResult> spec_result;
+    if (draft_tokens_ > 0) {
+      if (!drafter_.empty()) {
+        MFU_ASSIGN_OR_RETURN(ModelSpec d, LoadModel(drafter_));
+        drafter_spec = std::make_unique<ModelSpec>(std::move(d));
+        InferenceSetup ds = s;
+        ds.model = drafter_spec.get();
+        ds.tp = 1;
+        ds.pp = 1;
+        ds.ep = 1;
+        MFU_ASSIGN_OR_RETURN(InferenceModel dm, InferenceModel::Create(ds));
+        drafter = std::make_unique<InferenceModel>(std::move(dm));
+      }
+      MFU_ASSIGN_OR_RETURN(SpeculativeResult r,
+                           m.Speculative(w.batch, mean_context, draft_tokens_, acceptance_, drafter.get()));
+      spec_result = r;
+    } else if (acceptance_ > 0 || acceptance_ < 0 || !drafter_.empty()) {
+      return InvalidArgumentError("--acceptance and --drafter go with --draft-tokens");
+    }
+    std::optional<MeasuredInference> measured;
+    if (measured_ > 0 || measured_ < 0) {
+      MFU_ASSIGN_OR_RETURN(MeasuredInference r, m.FromMeasurement(in, out, measured_, static_cast<double>(batch_)));
+      measured = r;
+    }
+    const double crossover = m.ComputeBoundBatch(mean_context);
+
+    if (json_) {
+      nlohmann::json j = JsonEnvelope();
+      j["model"] = spec.name;
+      j["gpu"] = {{"id", s.gpu->id}, {"count", m.gpus()}};
+      j["layout"] = {{"tp", s.tp}, {"pp", s.pp}, {"ep", s.ep}};
+      j["precision"] = {{"weights", DTypeName(s.weight_dtype)}, {"kv", DTypeName(s.kv_dtype)}};
+      j["convention"] = ConventionName(s.convention);
+      j["input_len"] = input_len_;
+      j["output_len"] = output_len_;
+      j["batch"] = w.batch;
+      j["batch_reason"] = w.batch_reason;
+      j["output_tokens_per_s"] = w.output_tokens_per_s;
+      j["ttft_s"] = w.ttft_s;
+      j["tpot_s"] = w.tpot_s;
+      j["mfu"] = w.mfu;
+      j["mbu"] = w.mbu;
+      j["kv_capacity_tokens"] = mem.kv_capacity_tokens;
+      j["memory_per_gpu"] = {{"weights_bytes", mem.weights_bytes},
+                             {"kv_bytes_per_token", mem.kv_bytes_per_token},
+                             {"reserved_bytes", mem.reserved_bytes},
+                             {"capacity_bytes", mem.capacity_bytes}};
+      j["compute_bound_batch"] = crossover > 0 ? nlohmann::json(crossover) : nlohmann::json(nullptr);
+      j["decode_sweep"] = nlohmann::json::array();
+      for (double b : batches) {
+        const StepCost c = m.Decode(b, mean_context);
+        j["decode_sweep"].push_back({{"batch", b},
+                                     {"tpot_s", c.time_s},
+                                     {"output_tokens_per_s", static_cast<double>(s.pp) * b / c.time_s},
+                                     {"mfu", c.model_flops / (c.time_s * m.peak_flops())},
+                                     {"mbu", c.total_bytes() / (c.time_s * s.gpu->memory_bw_tbps * 1e12)},
+                                     {"compute_bound", c.compute_bound}});
+      }
+      j["prefill"] = nlohmann::json::array();
+      for (double p : prompts) {
+        const StepCost c = m.Prefill(1, p);
+        j["prefill"].push_back(
+            {{"prompt_len", p}, {"time_s", c.time_s}, {"mfu", c.model_flops / (c.time_s * m.peak_flops())}});
+      }
+      if (spec_result) {
+        j["speculative"] = {{"draft_tokens", draft_tokens_},
+                            {"acceptance", acceptance_},
+                            {"drafter", drafter_.empty() ? "self-drafting heads" : drafter_},
+                            {"tokens_per_step", spec_result->tokens_per_step},
+                            {"tpot_s", spec_result->tpot_s},
+                            {"speedup", spec_result->speedup},
+                            {"model_flops_utilization", spec_result->model_flops_utilization},
+                            {"hardware_flops_utilization", spec_result->hardware_flops_utilization}};
+      }
+      if (measured) {
+        j["measured"] = {{"output_tokens_per_s", measured->output_tokens_per_s},
+                         {"batch", measured->batch},
+                         {"mfu", measured->mfu},
+                         {"mbu", measured->mbu}};
+      }
+      PrintJson(ctx.out, j);
+      return Status::Ok();
+    }
+
+    std::ostream& o = ctx.out;
+    o << fmt::format("model       {} ({} layers{})\n", spec.name, spec.num_layers,
+                     spec.is_moe() ? fmt::format(", {} experts top-{}", spec.moe.num_experts, spec.moe.top_k) : "");
+    o << fmt::format("hardware    {} x {} (tp {} pp {}{}), weights {}, KV cache {}\n", m.gpus(), s.gpu->id, s.tp, s.pp,
+                     s.ep > 1 ? fmt::format(" ep {}", s.ep) : "", DTypeName(s.weight_dtype), DTypeName(s.kv_dtype));
+    o << fmt::format("workload    input {} + output {} tokens per request; FLOPs convention {}\n\n", input_len_,
+                     output_len_, ConventionName(s.convention));
+    report::Table mt({"memory per GPU", "value"});
+    mt.AddRow({"weights", report::Bytes(mem.weights_bytes)});
+    mt.AddRow({"reserved (context, activations, buffers)", report::Bytes(mem.reserved_bytes)});
+    mt.AddRow({"KV cache per token", report::Bytes(mem.kv_bytes_per_token)});
+    mt.AddRow({"KV capacity (90% of the rest)", base::FormatThousands(mem.kv_capacity_tokens) + " tokens"});
+    mt.AddRow({"concurrent requests that fit", base::FormatThousands(std::floor(mem.kv_capacity_tokens / (in + out)))});
+    mt.Print(o);
+    o << fmt::format("\nat batch {} ({}): {} output tokens/s, TTFT {} ms, TPOT {} ms, MFU {}, MBU {}\n",
+                     base::FormatThousands(w.batch), w.batch_reason, report::Fixed(w.output_tokens_per_s, 0),
+                     report::Fixed(w.ttft_s * 1e3, 1), report::Fixed(w.tpot_s * 1e3, 2), report::Percent(w.mfu),
+                     report::Percent(w.mbu));
+    o << "\ndecode at the mean context (" << base::FormatThousands(mean_context) << " tokens)\n";
+    report::Table dt({"batch", "TPOT ms", "tokens/s", "MFU", "MBU", "bound"});
+    for (double b : batches) {
+      const StepCost c = m.Decode(b, mean_context);
+      dt.AddRow({base::FormatThousands(b), report::Fixed(c.time_s * 1e3, 2),
+                 report::Fixed(static_cast<double>(s.pp) * b / c.time_s, 0),
+                 report::Percent(c.model_flops / (c.time_s * m.peak_flops())),
+                 report::Percent(c.total_bytes() / (c.time_s * s.gpu->memory_bw_tbps * 1e12)),
+                 c.compute_bound ? "compute" : "memory"});
+    }
+    dt.Print(o);
+    o << (crossover > 0 ? fmt::format("decode becomes compute-bound at batch {}\n", base::FormatThousands(crossover))
+                        : std::string("decode stays memory-bound up to the batch cap\n"));
+    o << "\nprefill of one request\n";
+    report::Table pt({"prompt tokens", "time ms", "MFU"});
+    for (double p : prompts) {
+      const StepCost c = m.Prefill(1, p);
+      pt.AddRow({base::FormatThousands(p), report::Fixed(c.time_s * 1e3, 2),
+                 report::Percent(c.model_flops / (c.time_s * m.peak_flops()))});
+    }
+    pt.Print(o);
+    if (spec_result) {
+      o << fmt::format("\nspeculative decoding: k {}, acceptance {}, drafter {}\n", draft_tokens_, acceptance_,
+                       drafter_.empty() ? "self-drafting heads" : drafter_);
+      o << fmt::format(
+          "  {:.2f} tokens per verify step, TPOT {} ms ({:.2f}x), model-FLOPs utilization {}, "
+          "hardware-FLOPs utilization {} (rejected positions and drafting included)\n",
+          spec_result->tokens_per_step, report::Fixed(spec_result->tpot_s * 1e3, 2), spec_result->speedup,
+          report::Percent(spec_result->model_flops_utilization),
+          report::Percent(spec_result->hardware_flops_utilization));
+    }
+    if (measured) {
+      o << fmt::format("\nmeasured {} output tokens/s at batch {}: MFU {}, MBU {}\n",
+                       report::Fixed(measured->output_tokens_per_s, 0), base::FormatThousands(measured->batch),
+                       report::Percent(measured->mfu), report::Percent(measured->mbu));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static StatusOr<DType> ParsePrecision(const std::string& text, const char* flag) {
+    const std::string t = base::ToLower(text);
+    if (t == "int4" || t == "fp4" || t == "nvfp4" || t == "mxfp4")
+      return DType::kFp4;  // 4-bit weights: half a byte
+    StatusOr<DType> d = ParseDType(t);
+    if (!d.ok())
+      return InvalidArgumentError(std::string(flag) + ": " + d.status().message());
+    return d;
+  }
+
+  ModelFlags model_;
+  GpuFlags gpu_;
+  std::string cluster_, weight_precision_ = "bf16", kv_precision_ = "bf16", mla_ = "absorbed", convention_ = "megatron",
+                        efficiency_file_, drafter_;
+  int64_t gpus_ = 0, tp_ = 1, pp_ = 1, ep_ = 1, input_len_ = 0, output_len_ = 0, batch_ = 0, draft_tokens_ = 0;
+  double max_batch_ = 2048, acceptance_ = 0, measured_ = 0;
+  bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeInferCommand() {
+  return std::make_unique<InferCommand>();
+}
+
+}  // namespace mfu::cli

@@ -1,0 +1,220 @@
+// The inference model: memory and FLOPs against hand computations (dense
+// GQA, MLA, MoE), speculative decoding, bad input, and the predicted
+// throughput against TensorRT-LLM's published H100 table
+// (tests/data/trtllm_h100_throughput.csv).
+
+#include "mfu/inference.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mfu/cluster.h"
+#include "mfu/hwdb.h"
+#include "mfu/model.h"
+
+namespace mfu {
+namespace {
+
+struct Env {
+  HardwareDb hw;
+  ClusterDb clusters;
+  EfficiencyDb eff;
+};
+
+const Env& E() {
+  static const Env* env = [] {
+    auto* e = new Env;
+    auto hw = HardwareDb::LoadBuiltin();
+    auto cl = ClusterDb::LoadBuiltin();
+    auto eff = EfficiencyDb::LoadBuiltin();
+    EXPECT_TRUE(hw.ok() && cl.ok() && eff.ok());
+    e->hw = std::move(hw).value();
+    e->clusters = std::move(cl).value();
+    e->eff = std::move(eff).value();
+    return e;
+  }();
+  return *env;
+}
+
+ModelSpec Load(const char* name) {
+  auto m = LoadModel(name);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return std::move(m).value();
+}
+
+InferenceSetup OnH100(const ModelSpec& m, int64_t tp, DType w = DType::kBf16, DType kv = DType::kBf16) {
+  InferenceSetup s;
+  s.model = &m;
+  s.cluster = *E().clusters.Find("dgx-h100");
+  s.gpu = *E().hw.Find(s.cluster->accelerator);
+  s.tp = tp;
+  s.weight_dtype = w;
+  s.kv_dtype = kv;
+  s.efficiency = E().eff.For(s.gpu->id);
+  return s;
+}
+
+InferenceModel Make(const InferenceSetup& s) {
+  auto m = InferenceModel::Create(s);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return std::move(m).value();
+}
+
+TEST(InferenceMemory, DenseGqaByHand) {
+  // Llama-3.1-8B: 32 layers, 8 KV heads of 128: K+V = 2*8*128 elements per
+  // token per layer; 8,030,261,248 parameters (untied).
+  const ModelSpec m = Load("llama-3.1-8b");
+  const InferenceMemory bf16 = Make(OnH100(m, 1)).Memory();
+  EXPECT_DOUBLE_EQ(bf16.kv_bytes_per_token, 32.0 * 2 * 8 * 128 * 2);
+  EXPECT_NEAR(bf16.weights_bytes, 8030261248.0 * 2, 1.0);
+  const InferenceMemory fp8 = Make(OnH100(m, 2, DType::kFp8, DType::kFp8)).Memory();
+  EXPECT_DOUBLE_EQ(fp8.kv_bytes_per_token, 32.0 * 2 * 8 * 128 * 1 / 2);  // KV heads split over tp
+  // Norms are replicated; everything else splits by tp (within 0.1%).
+  EXPECT_NEAR(fp8.weights_bytes / (8030261248.0 / 2), 1.0, 1e-3);
+  // tp 16 > 8 KV heads: each KV head lives on two GPUs.
+  EXPECT_DOUBLE_EQ(Make(OnH100(m, 16)).Memory().kv_bytes_per_token, 32.0 * 2 * 8 * 128 * 2 / 8);
+  // Capacity: 90% of what weights and the reserve leave.
+  const double free = bf16.capacity_bytes - bf16.weights_bytes - bf16.reserved_bytes;
+  EXPECT_NEAR(bf16.kv_capacity_tokens, 0.9 * free / bf16.kv_bytes_per_token, 1e-6);
+}
+
+TEST(InferenceMemory, MlaLatentIsNotSplitByTp) {
+  // DeepSeek-V3: the cache holds kv_lora_rank 512 + rope dim 64 per layer, 61 layers.
+  const ModelSpec m = Load("deepseek-v3");
+  InferenceSetup s = OnH100(m, 8, DType::kFp8, DType::kBf16);
+  EXPECT_DOUBLE_EQ(Make(s).Memory().kv_bytes_per_token, 61.0 * 576 * 2);
+}
+
+TEST(InferenceSteps, DecodeFlopsAndBytesByHand) {
+  const ModelSpec m = Load("llama-3.1-8b");
+  const InferenceModel model = Make(OnH100(m, 1));
+  const ParamCounts p = CountParams(m);
+  const double ctx = 1000;
+  const StepCost c = model.Decode(1, ctx);
+  // 2 FLOPs per weight (all but the input embedding) + 4 per key per
+  // attention width: 32 layers x 32 heads x 128 per side.
+  const double expected = 2 * (p.total - p.embedding) + 4 * 32 * 4096.0 * ctx;
+  EXPECT_NEAR(c.flops / expected, 1.0, 0.01);
+  // Weights read once (bf16), the context's KV read once.
+  EXPECT_NEAR(c.weight_bytes / (2 * (p.total - p.embedding)), 1.0, 0.01);
+  EXPECT_DOUBLE_EQ(c.kv_read_bytes, ctx * 32 * 2 * 8 * 128 * 2);
+  EXPECT_FALSE(c.compute_bound);
+  // Prefill of 4096 tokens is compute-bound; decode becomes so at a large batch.
+  EXPECT_TRUE(model.Prefill(1, 4096).compute_bound);
+  EXPECT_GT(model.ComputeBoundBatch(128), 16);
+}
+
+TEST(InferenceSteps, MoeTouchesExpertsByBatch) {
+  // Mixtral-8x7B: top-2 of 8. One token reads 2 experts per layer; a large
+  // batch reads all 8: E (1 - (1 - k/E)^T).
+  const ModelSpec m = Load("mixtral-8x7b");
+  const InferenceModel model = Make(OnH100(m, 2));
+  const ParamCounts p = CountParams(m);
+  const double expert = p.routed_experts / 8;  // all layers, one expert
+  const double dense = p.total - p.embedding - p.routed_experts;
+  const double one = model.Decode(1, 100).weight_bytes;
+  const double many = model.Decode(512, 100).weight_bytes;
+  EXPECT_NEAR(one, (dense + 2 * expert) * 2 / 2, 0.01 * one);
+  EXPECT_NEAR(many, (dense + 8 * expert) * 2 / 2, 0.01 * many);
+  const double four = model.Decode(4, 100).weight_bytes;
+  const double touched = 8 * (1 - std::pow(1 - 2.0 / 8, 4));
+  EXPECT_NEAR(four, (dense + touched * expert) * 2 / 2, 0.01 * four);
+}
+
+TEST(InferenceSpeculative, ExpectedTokensAndSpeedup) {
+  const ModelSpec target = Load("llama-3.1-70b");
+  const ModelSpec draft = Load("llama-3.2-1b");
+  const InferenceModel t = Make(OnH100(target, 4));
+  const InferenceModel d = Make(OnH100(draft, 1));
+  auto r = t.Speculative(8, 1000, 4, 0.8, &d);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NEAR(r->tokens_per_step, (1 - std::pow(0.8, 5)) / (1 - 0.8), 1e-12);
+  EXPECT_GT(r->speedup, 1.5);  // memory-bound decode: verifying 5 positions costs about one step
+  EXPECT_GT(r->hardware_flops_utilization, r->model_flops_utilization);
+  auto zero = t.Speculative(8, 1000, 4, 0.0, nullptr);
+  ASSERT_TRUE(zero.ok());
+  EXPECT_DOUBLE_EQ(zero->tokens_per_step, 1.0);
+  EXPECT_LT(zero->speedup, 1.0);
+  EXPECT_EQ(t.Speculative(8, 1000, 4, 1.0, nullptr).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.Speculative(8, 1000, 4, -0.1, nullptr).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.Speculative(8, 1000, 0, 0.5, nullptr).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(InferenceErrors, BadLayoutsContextsAndFit) {
+  const ModelSpec m = Load("llama-3.1-8b");
+  InferenceSetup s = OnH100(m, 3);
+  EXPECT_EQ(InferenceModel::Create(s).status().code(), StatusCode::kInvalidArgument);  // 32 heads
+  s = OnH100(m, 1);
+  s.ep = 2;
+  EXPECT_EQ(InferenceModel::Create(s).status().code(), StatusCode::kInvalidArgument);  // dense
+  s = OnH100(m, 1);
+  s.pp = 64;
+  EXPECT_EQ(InferenceModel::Create(s).status().code(), StatusCode::kInvalidArgument);  // > 32 layers
+  const InferenceModel model = Make(OnH100(m, 1));
+  // Llama-3.1 allows 131,072 positions.
+  EXPECT_EQ(model.Workload(130000, 2000).status().code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(model.Workload(0, 10).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(model.Workload(1000, 1000, 1e6).status().code(), StatusCode::kNotFound);  // that batch does not fit
+  EXPECT_EQ(model.FromMeasurement(1000, 1000, -5).status().code(), StatusCode::kInvalidArgument);
+  const ModelSpec big = Load("llama-3.1-405b");
+  EXPECT_FALSE(Make(OnH100(big, 1)).Memory().fits());
+}
+
+TEST(InferenceMeasured, UtilizationScalesWithThroughput) {
+  const ModelSpec m = Load("llama-3.1-8b");
+  const InferenceModel model = Make(OnH100(m, 1, DType::kFp8, DType::kFp8));
+  auto w = model.Workload(1000, 1000);
+  ASSERT_TRUE(w.ok());
+  auto half = model.FromMeasurement(1000, 1000, w->output_tokens_per_s / 2);
+  ASSERT_TRUE(half.ok());
+  EXPECT_NEAR(half->mfu, w->mfu / 2, 1e-12);
+  EXPECT_NEAR(half->mbu, w->mbu / 2, 1e-12);
+  EXPECT_DOUBLE_EQ(half->batch, w->batch);
+}
+
+// TensorRT-LLM's published max-throughput table on H100 (FP8 weights and KV
+// cache, PP 1). The engine picks its batch; the prediction uses the largest
+// batch whose input + output tokens fit the KV cache, capped at 2048.
+TEST(InferenceValidation, TensorRtLlmH100Throughput) {
+  std::ifstream f(std::string(MFU_SOURCE_DIR) + "/tests/data/trtllm_h100_throughput.csv");
+  ASSERT_TRUE(f.good());
+  std::string line;
+  std::vector<double> errors;
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#' || line.rfind("model,", 0) == 0)
+      continue;
+    std::vector<std::string> cols;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');)
+      cols.push_back(c);
+    ASSERT_EQ(cols.size(), 7u) << line;
+    const char* preset = cols[0].find("8B") != std::string::npos    ? "llama-3.1-8b"
+                         : cols[0].find("70B") != std::string::npos ? "llama-3.1-70b"  // 3.3-70B: same architecture
+                                                                    : "llama-3.1-405b";
+    const ModelSpec m = Load(preset);
+    const InferenceModel model = Make(OnH100(m, std::stoll(cols[2]), DType::kFp8, DType::kFp8));
+    auto w = model.Workload(std::stod(cols[4]), std::stod(cols[5]));
+    ASSERT_TRUE(w.ok()) << line << ": " << w.status().message();
+    const double published = std::stod(cols[6]);
+    errors.push_back(std::fabs(w->output_tokens_per_s / published - 1));
+    std::printf("%-16s tp%-2s %6s/%-5s published %6.0f predicted %6.0f (%+5.1f%%) batch %5.0f\n", preset,
+                cols[2].c_str(), cols[4].c_str(), cols[5].c_str(), published, w->output_tokens_per_s,
+                100 * (w->output_tokens_per_s / published - 1), w->batch);
+  }
+  ASSERT_EQ(errors.size(), 30u);
+  double sum = 0;
+  for (double e : errors)
+    sum += e;
+  const double mape = sum / static_cast<double>(errors.size());
+  std::printf("TensorRT-LLM H100: %zu rows, MAPE %.1f%%\n", errors.size(), 100 * mape);
+  EXPECT_LE(mape, 0.15);  // the goal is 25%
+}
+
+}  // namespace
+}  // namespace mfu
