@@ -221,6 +221,9 @@ class PerfModel {
 // shape's efficiency (matmul_peak_fraction x prod d / (d + matmul_half_dim))
 // and 16-bit operand traffic at vector_bw_fraction of HBM bandwidth.
 double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k);
+// The efficiency of an m x n x k GEMM: matmul_peak_fraction x prod d / (d +
+// matmul_half_dim), the curve every GEMM of both models uses.
+double GemmEfficiency(const EfficiencyParams& e, double m, double n, double k);
 
 enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
 struct LinkSpec {

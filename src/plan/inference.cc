@@ -17,10 +17,6 @@ constexpr double kActivationBytes = 2;  // 16-bit activations
 // the weights (kv_cache_free_gpu_mem_fraction).
 constexpr double kKvFraction = 0.9;
 
-double Gemm(double d, double half) {
-  return d / (d + half);
-}
-
 // Expected distinct experts that `tokens` tokens route to, each picking
 // top_k of `experts` uniformly: E (1 - (1 - k/E)^T).
 double TouchedExperts(double experts, double top_k, double tokens) {
@@ -166,13 +162,12 @@ static StepCost Step(const InferenceSetup& s, double peak, double hbm, double ro
   const double expert_shard = static_cast<double>(s.ep > 1 ? s.ep : s.tp);
   const double wbytes = DTypeBytes(s.weight_dtype), kvbytes = DTypeBytes(s.kv_dtype);
   const double h = static_cast<double>(m.hidden);
-  const double half = e.matmul_half_dim;
   const int64_t kv_heads = m.kv_heads > 0 ? m.kv_heads : m.heads;
   const double kv_split = m.attention == AttentionKind::kMla ? 1.0 : static_cast<double>(std::min(s.tp, kv_heads));
   auto gemm_compute = [&](double flops, double m_rows, double n, double k) {
     if (flops <= 0)
       return 0.0;
-    return flops / (peak * e.matmul_peak_fraction * Gemm(m_rows, half) * Gemm(n, half) * Gemm(k, half));
+    return flops / (peak * GemmEfficiency(e, m_rows, n, k));
   };
 
   StepCost c;
@@ -195,7 +190,12 @@ static StepCost Step(const InferenceSetup& s, double peak, double hbm, double ro
               expert_flops / ideal);
   }
   const double attn_flops = rows * SumAttention(executed) / layers / tp;
-  const double kv_read = sequences * keys_read * kv_elements * kvbytes / kv_split;
+  // Sliding-window layers read at most their window.
+  double keys = 0;
+  for (const LayerSpec& l : m.layers)
+    keys += l.window > 0 ? std::min(keys_read, static_cast<double>(l.window)) : keys_read;
+  keys = m.layers.empty() ? keys_read : keys / static_cast<double>(m.layers.size());
+  const double kv_read = sequences * keys * kv_elements * kvbytes / kv_split;
   const double kv_write = rows * kv_elements * kvbytes / kv_split;
   // Attention runs in 16-bit at flash attention's efficiency.
   const double attn_peak =
@@ -214,7 +214,12 @@ static StepCost Step(const InferenceSetup& s, double peak, double hbm, double ro
   const LinkSpec link{
       (cl != nullptr ? cl->scaleup_bw_bytes_per_s : s.gpu->scaleup_bw_per_direction_gbs * 1e9) * e.scaleup_bw_fraction,
       cl != nullptr ? cl->scaleup_latency_s : 3e-6};
-  const double comm_layer = s.tp > 1 ? 2 * CollectiveSeconds(Collective::kAllReduce, tp, rows * h * 2, link) : 0;
+  double comm_layer = s.tp > 1 ? 2 * CollectiveSeconds(Collective::kAllReduce, tp, rows * h * 2, link) : 0;
+  if (m.is_moe() && s.ep > 1) {
+    // Dispatch and combine: each token's hidden state to its top-k experts.
+    const double a2a = rows * static_cast<double>(m.moe.top_k) * h * kActivationBytes;
+    comm_layer += 2 * moe_share * CollectiveSeconds(Collective::kAllToAll, static_cast<double>(s.ep), a2a, link);
+  }
 
   // Whole stage: layers, then the LM head on the last stage.
   c.compute_s = layers_per_stage * parts.compute;

@@ -110,6 +110,19 @@ TEST(InferenceSteps, DecodeFlopsAndBytesByHand) {
   EXPECT_GT(model.ComputeBoundBatch(128), 16);
 }
 
+TEST(InferenceSteps, SlidingWindowLayersReadAtMostTheirWindow) {
+  // Gemma-2-9B alternates 4096-token sliding-window layers with global ones:
+  // at a 8192-token context half the layers read 4096 keys.
+  const ModelSpec m = Load("gemma-2-9b");
+  const InferenceModel model = Make(OnH100(m, 1));
+  double keys = 0;
+  for (const LayerSpec& l : m.layers)
+    keys += l.window > 0 ? std::min<double>(8192, static_cast<double>(l.window)) : 8192;
+  ASSERT_LT(keys, 8192.0 * static_cast<double>(m.layers.size()));  // the preset has windowed layers
+  const double kv_per_key_layer = static_cast<double>(m.kv_heads) * 2 * static_cast<double>(m.qk_head_dim()) * 2;
+  EXPECT_NEAR(model.Decode(1, 8192).kv_read_bytes, keys * kv_per_key_layer, 1e-6 * keys * kv_per_key_layer);
+}
+
 TEST(InferenceSteps, MoeTouchesExpertsByBatch) {
   // Mixtral-8x7B: top-2 of 8. One token reads 2 experts per layer; a large
   // batch reads all 8: E (1 - (1 - k/E)^T).

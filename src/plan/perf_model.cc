@@ -72,10 +72,8 @@ double GemmTime(double flops, double rows, double cols, double inner, double pea
                 const EfficiencyParams& e) {
   if (flops <= 0)
     return 0;
-  const double half = e.matmul_half_dim;
-  const double eff = e.matmul_peak_fraction * Gemm(rows, half) * Gemm(cols, half) * Gemm(inner, half);
   const double bytes = flops / rows + 2 * rows * inner + flops / inner;
-  return std::max(flops / (peak * eff), bytes / bw);
+  return std::max(flops / (peak * GemmEfficiency(e, rows, cols, inner)), bytes / bw);
 }
 
 }  // namespace
@@ -494,6 +492,11 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   mem.capacity = gpu.memory_gb * kGiB;
   if (!mem.fits())
     out.issue = ConfigIssue::kOutOfMemory;
+}
+
+double GemmEfficiency(const EfficiencyParams& e, double m, double n, double k) {
+  const double half = e.matmul_half_dim;
+  return e.matmul_peak_fraction * Gemm(m, half) * Gemm(n, half) * Gemm(k, half);
 }
 
 double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k) {
