@@ -66,7 +66,7 @@ struct InferenceMemory {
 // A workload of requests with fixed input and output lengths served at a
 // steady concurrency (continuous batching, infinite request rate).
 struct WorkloadResult {
-  double batch = 0;  // concurrent requests
+  double batch = 0;  // concurrent requests (pp micro-batches of batch/pp with pipeline parallelism)
   double output_tokens_per_s = 0;
   double ttft_s = 0;         // prefill of one request alone (no queueing)
   double tpot_s = 0;         // decode step time at this batch and the mean context

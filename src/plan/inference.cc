@@ -320,15 +320,18 @@ StatusOr<WorkloadResult> InferenceModel::Workload(double input_len, double outpu
     r.batch_reason = fits < setup_.max_batch ? "KV capacity" : "engine cap";
   }
   // One round: every request's prefill, then output_len decode steps whose
-  // context grows from input_len (Simpson's rule over the context).
-  const StepCost prefill = Prefill(r.batch, input_len);
-  const StepCost d0 = Decode(r.batch, input_len), d1 = Decode(r.batch, input_len + output_len / 2),
-                 d2 = Decode(r.batch, input_len + output_len - 1);
+  // context grows from input_len (Simpson's rule over the context). With
+  // pipeline parallelism the requests form pp micro-batches in flight, each
+  // crossing every stage in turn.
+  const double pp = static_cast<double>(setup_.pp);
+  const double micro = std::max(1.0, r.batch / pp);
+  const StepCost prefill = Prefill(micro, input_len);
+  const StepCost d0 = Decode(micro, input_len), d1 = Decode(micro, input_len + output_len / 2),
+                 d2 = Decode(micro, input_len + output_len - 1);
   auto simpson = [&](double a, double b, double c) { return output_len * (a + 4 * b + c) / 6; };
   const double decode_time = simpson(d0.time_s, d1.time_s, d2.time_s);
   const double time = prefill.time_s + decode_time;
-  const double pp = static_cast<double>(setup_.pp);  // pp batches in flight
-  r.output_tokens_per_s = pp * r.batch * output_len / time;
+  r.output_tokens_per_s = pp * micro * output_len / time;
   r.ttft_s = Prefill(1, input_len).time_s;
   r.tpot_s = d1.time_s;
   const double model_flops = prefill.model_flops + simpson(d0.model_flops, d1.model_flops, d2.model_flops);  // per GPU

@@ -140,6 +140,25 @@ TEST(InferenceSteps, MoeTouchesExpertsByBatch) {
   EXPECT_NEAR(four, (dense + touched * expert) * 2 / 2, 0.01 * four);
 }
 
+TEST(InferenceWorkload, PipelineStagesShareTheBatch) {
+  // Llama-3.1-70B on 4 GPUs: tp 4 versus tp 2 x pp 2. With pp the requests
+  // form two micro-batches in flight; the KV capacity is the same per GPU
+  // layer set, so throughput must stay within a factor of two of tp 4's
+  // (not double-counted by the micro-batches).
+  const ModelSpec m = Load("llama-3.1-70b");
+  InferenceSetup tp4 = OnH100(m, 4, DType::kFp8, DType::kFp8);
+  InferenceSetup tp2pp2 = OnH100(m, 2, DType::kFp8, DType::kFp8);
+  tp2pp2.pp = 2;
+  auto a = Make(tp4).Workload(1000, 1000);
+  auto b = Make(tp2pp2).Workload(1000, 1000);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const double ratio = b->output_tokens_per_s / a->output_tokens_per_s;
+  EXPECT_GT(ratio, 0.5);
+  EXPECT_LT(ratio, 2.0);
+  // The decode latency crosses both stages: TPOT is at least tp 4's.
+  EXPECT_GT(b->tpot_s, 0.5 * a->tpot_s);
+}
+
 TEST(InferenceSpeculative, ExpectedTokensAndSpeedup) {
   const ModelSpec target = Load("llama-3.1-70b");
   const ModelSpec draft = Load("llama-3.2-1b");
