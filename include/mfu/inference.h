@@ -84,6 +84,13 @@ struct SpeculativeResult {
   double hardware_flops_utilization = 0;  // everything executed (rejected positions, drafter)
 };
 
+struct StepUtilization {
+  double seconds = 0;
+  double predicted_s = 0;
+  double mfu = 0;
+  double mbu = 0;
+};
+
 // What a measured throughput implies (mfu calc for inference).
 struct MeasuredInference {
   double output_tokens_per_s = 0;  // whole deployment
@@ -121,6 +128,10 @@ class InferenceModel {
                                           const InferenceModel* drafter) const;
   StatusOr<MeasuredInference> FromMeasurement(double input_len, double output_len, double output_tokens_per_s,
                                               double batch = 0) const;
+  // The MFU and MBU of `step` had it taken `seconds` (a measured TTFT for a
+  // prefill, a measured TPOT for a decode step). kInvalidArgument when
+  // seconds is not positive.
+  StatusOr<StepUtilization> Utilization(const StepCost& step, double seconds) const;
   // The smallest decode batch at which compute time exceeds memory time
   // (0 when none up to the engine cap).
   double ComputeBoundBatch(double context) const;

@@ -52,6 +52,10 @@ class InferCommand final : public Command {
     app.add_option("--drafter", drafter_, "Draft model (preset or config.json) [default: self-drafting heads]");
     app.add_option("--measured-tokens-per-sec", measured_,
                    "A measured output throughput (whole replica): the MFU and MBU it implies");
+    app.add_option("--measured-ttft", measured_ttft_,
+                   "A measured time to first token (s, one request of --input-len): the prefill MFU it implies");
+    app.add_option("--measured-tpot", measured_tpot_,
+                   "A measured time per output token (s) at the batch: the decode MFU and MBU it implies");
     app.add_flag("--json", json_, "Machine-readable output (docs/infer.md)");
   }
 
@@ -147,6 +151,16 @@ class InferCommand final : public Command {
       MFU_ASSIGN_OR_RETURN(MeasuredInference r, m.FromMeasurement(in, out, measured_, static_cast<double>(batch_)));
       measured = r;
     }
+    std::optional<StepUtilization> ttft, tpot;
+    if (measured_ttft_ > 0 || measured_ttft_ < 0) {
+      MFU_ASSIGN_OR_RETURN(StepUtilization u, m.Utilization(m.Prefill(1, in), measured_ttft_));
+      ttft = u;
+    }
+    if (measured_tpot_ > 0 || measured_tpot_ < 0) {
+      MFU_ASSIGN_OR_RETURN(StepUtilization u,
+                           m.Utilization(m.Decode(w.batch / static_cast<double>(s.pp), mean_context), measured_tpot_));
+      tpot = u;
+    }
     const double crossover = m.ComputeBoundBatch(mean_context);
 
     if (json_) {
@@ -203,6 +217,13 @@ class InferCommand final : public Command {
                          {"mfu", measured->mfu},
                          {"mbu", measured->mbu}};
       }
+      auto step_json = [](const StepUtilization& u) {
+        return nlohmann::json{{"seconds", u.seconds}, {"predicted_s", u.predicted_s}, {"mfu", u.mfu}, {"mbu", u.mbu}};
+      };
+      if (ttft)
+        j["measured_ttft"] = step_json(*ttft);
+      if (tpot)
+        j["measured_tpot"] = step_json(*tpot);
       PrintJson(ctx.out, j);
       return Status::Ok();
     }
@@ -261,6 +282,17 @@ class InferCommand final : public Command {
                        report::Fixed(measured->output_tokens_per_s, 0), base::FormatThousands(measured->batch),
                        report::Percent(measured->mfu), report::Percent(measured->mbu));
     }
+    if (ttft) {
+      o << fmt::format("measured TTFT {} ms (predicted {} ms): prefill MFU {}, MBU {}\n",
+                       report::Fixed(ttft->seconds * 1e3, 2), report::Fixed(ttft->predicted_s * 1e3, 2),
+                       report::Percent(ttft->mfu), report::Percent(ttft->mbu));
+    }
+    if (tpot) {
+      o << fmt::format("measured TPOT {} ms at batch {} (predicted {} ms): decode MFU {}, MBU {}\n",
+                       report::Fixed(tpot->seconds * 1e3, 2), base::FormatThousands(w.batch),
+                       report::Fixed(tpot->predicted_s * 1e3, 2), report::Percent(tpot->mfu),
+                       report::Percent(tpot->mbu));
+    }
     return Status::Ok();
   }
 
@@ -280,7 +312,7 @@ class InferCommand final : public Command {
   std::string cluster_, weight_precision_ = "bf16", kv_precision_ = "bf16", mla_ = "absorbed", convention_ = "megatron",
                         efficiency_file_, drafter_;
   int64_t gpus_ = 0, tp_ = 1, pp_ = 1, ep_ = 1, input_len_ = 0, output_len_ = 0, batch_ = 0, draft_tokens_ = 0;
-  double max_batch_ = 2048, acceptance_ = 0, measured_ = 0;
+  double max_batch_ = 2048, acceptance_ = 0, measured_ = 0, measured_ttft_ = 0, measured_tpot_ = 0;
   bool json_ = false;
 };
 

@@ -391,4 +391,15 @@ StatusOr<MeasuredInference> InferenceModel::FromMeasurement(double input_len, do
   return m;
 }
 
+StatusOr<StepUtilization> InferenceModel::Utilization(const StepCost& step, double seconds) const {
+  if (!(seconds > 0) || !std::isfinite(seconds))
+    return InvalidArgumentError("inference: a measured time must be positive");
+  StepUtilization u;
+  u.seconds = seconds;
+  u.predicted_s = step.time_s;
+  u.mfu = step.model_flops / (seconds * peak_);
+  u.mbu = step.total_bytes() / (seconds * setup_.gpu->memory_bw_tbps * 1e12);
+  return u;
+}
+
 }  // namespace mfu

@@ -208,6 +208,14 @@ TEST(InferenceMeasured, UtilizationScalesWithThroughput) {
   EXPECT_NEAR(half->mfu, w->mfu / 2, 1e-12);
   EXPECT_NEAR(half->mbu, w->mbu / 2, 1e-12);
   EXPECT_DOUBLE_EQ(half->batch, w->batch);
+  // A measured step time: the step's model FLOPs and bytes over that time.
+  const StepCost step = model.Decode(64, 1500);
+  auto u = model.Utilization(step, 0.01);
+  ASSERT_TRUE(u.ok());
+  EXPECT_DOUBLE_EQ(u->mfu, step.model_flops / (0.01 * model.peak_flops()));
+  EXPECT_DOUBLE_EQ(u->mbu, step.total_bytes() / (0.01 * 3.35e12));  // H100 SXM: 3.35 TB/s
+  EXPECT_DOUBLE_EQ(u->predicted_s, step.time_s);
+  EXPECT_EQ(model.Utilization(step, 0).status().code(), StatusCode::kInvalidArgument);
 }
 
 // TensorRT-LLM's published max-throughput table on H100 (FP8 weights and KV

@@ -403,6 +403,17 @@ TEST(Cli, InferJsonFields) {
   EXPECT_EQ(j["batch"].get<double>(), std::floor(j["kv_capacity_tokens"].get<double>() / 2000));
   EXPECT_GT(j["mbu"].get<double>(), 0.2);
   EXPECT_LT(j["mbu"].get<double>(), 1.0);
+  // Measured TTFT/TPOT: utilizations inversely proportional to the time.
+  Result m = RunMfu({"infer", "--model", "llama-3.1-8b", "--gpu", "h100", "--input-len", "1000", "--output-len", "1000",
+                     "--batch", "64", "--measured-ttft", "0.02", "--measured-tpot", "0.01", "--json"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  auto mj = nlohmann::json::parse(m.out);
+  Result m2 = RunMfu({"infer", "--model", "llama-3.1-8b", "--gpu", "h100", "--input-len", "1000", "--output-len",
+                      "1000", "--batch", "64", "--measured-ttft", "0.04", "--measured-tpot", "0.02", "--json"});
+  ASSERT_EQ(m2.exit_code, 0) << m2.err;
+  auto mj2 = nlohmann::json::parse(m2.out);
+  EXPECT_NEAR(mj["measured_ttft"]["mfu"].get<double>(), 2 * mj2["measured_ttft"]["mfu"].get<double>(), 1e-12);
+  EXPECT_NEAR(mj["measured_tpot"]["mbu"].get<double>(), 2 * mj2["measured_tpot"]["mbu"].get<double>(), 1e-12);
 }
 
 TEST(CliErrors, InferBadInput) {
