@@ -142,16 +142,12 @@ class InferenceModel {
   InferenceSetup setup_;
   double peak_ = 0;  // dense FLOP/s of the GEMM dtype
   double hbm_ = 0;   // achievable bytes/s (vector_bw_fraction of HBM)
-  // Per layer, per token (forward), from the FLOPs model.
-  double dense_gemm_flops_ = 0;    // attention projections + dense MLP + shared experts + router
-  double expert_flops_ = 0;        // routed experts (top-k)
-  double lm_head_flops_ = 0;       // per token, whole model
+  // Parameters per layer (FLOPs come from the FLOPs model per step).
   double dense_params_ = 0;        // per layer average: projections, dense MLP, shared experts, router
   double expert_params_each_ = 0;  // one routed expert (MoE layers' average share)
   double moe_layer_share_ = 0;
   double embedding_params_ = 0, lm_head_params_ = 0;
   double kv_elements_per_token_layer_ = 0;  // K+V (or latent) elements per token per layer
-  double attn_width_ = 0;                   // heads x (qk + v head dims): attention core FLOPs per key / 2
 };
 
 }  // namespace mfu

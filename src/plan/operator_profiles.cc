@@ -227,8 +227,7 @@ StatusOr<std::vector<OperatorFamilyFit>> FitOperatorProfiles(const OperatorProfi
       }
       return e;
     };
-    auto log_error = [&](const std::vector<const EfficiencyParamInfo*>& params) {
-      (void)params;
+    auto log_error = [&] {
       double sum = 0;
       size_t n = 0;
       for (const OperatorSample* s : ops[family]) {
@@ -264,7 +263,7 @@ StatusOr<std::vector<OperatorFamilyFit>> FitOperatorProfiles(const OperatorProfi
         fit.fitted.push_back(name);
       }
     }
-    double best = log_error(params);
+    double best = log_error();
     for (int sweep = 0; sweep < 6; ++sweep) {
       const double width = 0.5 / static_cast<double>(1 << sweep);
       for (const EfficiencyParamInfo* info : params) {
@@ -274,7 +273,7 @@ StatusOr<std::vector<OperatorFamilyFit>> FitOperatorProfiles(const OperatorProfi
         for (int k = -8; k <= 8; ++k) {
           const double candidate = std::clamp(current + range * k / 8.0, info->min, info->max);
           (*p).*(info->field) = candidate;
-          const double value = log_error(params);
+          const double value = log_error();
           if (value < best - 1e-12) {
             best = value;
             chosen = candidate;

@@ -379,8 +379,8 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
     layer_rc = core_f + core_vec_f;
   }
   const double vocab = static_cast<double>(m.vocab);
-  const double head_f = gemm_time(tokens * lm_head_flops_ / tp, tokens, vocab / tp, h) +
-                        tokens * vocab / tp * 4 * 3 / hbm;  // fp32 logits: write, softmax read/write
+  const double head_gemm = gemm_time(tokens * lm_head_flops_ / tp, tokens, vocab / tp, h);
+  const double head_f = head_gemm + tokens * vocab / tp * 4 * 3 / hbm;  // fp32 logits: write, softmax read/write
   const double head_b = 2 * head_f;
   const double t_f = layers_per_stage * (layer_f + tp_f_exp + cp_f_exp + ep_f_exp) + head_f;
   const double t_b = layers_per_stage * (layer_b + layer_rc + layer_rc_comm + tp_b_exp + cp_b_exp + ep_b_exp) + head_b;
@@ -441,11 +441,9 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   const double optimizer = optimizer_params * kAdamBytesPerParam / hbm;
 
   StepBreakdown& b = out.breakdown;
-  b.matrix_s =
-      mb * (layers_per_stage * 3 * gemm_f + 3 * gemm_time(tokens * lm_head_flops_ / tp, tokens, vocab / tp, h));
+  b.matrix_s = mb * (layers_per_stage * 3 * gemm_f + 3 * head_gemm);
   b.attention_s = mb * layers_per_stage * (1 + kAttentionBackward) * core_f;
-  b.vector_s = mb * (layers_per_stage * 3 * vec_f +
-                     3 * (head_f - gemm_time(tokens * lm_head_flops_ / tp, tokens, vocab / tp, h)));
+  b.vector_s = mb * (layers_per_stage * 3 * vec_f + 3 * (head_f - head_gemm));
   b.overhead_s = mb * layers_per_stage * 3 * overhead_f;
   b.recompute_s = mb * layers_per_stage * (layer_rc + layer_rc_comm);
   b.tp_comm_s = mb * layers_per_stage * (tp_f_exp + tp_b_exp);
