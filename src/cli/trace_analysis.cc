@@ -25,10 +25,10 @@ struct RankBasis {
   std::vector<ProfilerStepInfo> steps;
 };
 
-RankBasis Prepare(const RankTrace& t, RankAnalysis& r, const KernelClassifier& classifier, const HardwareDb& db,
-                  const TraceJobOptions& options) {
+// The launch links, the profiler steps and the accelerator (needs the
+// rank's kernel classes).
+RankBasis Prepare(const RankTrace& t, RankAnalysis& r, const HardwareDb& db, const TraceJobOptions& options) {
   RankBasis basis;
-  r.classes = ClassifyEvents(t, classifier);
   basis.launches = LinkLaunches(t);
   basis.steps = FindProfilerSteps(t, basis.launches);
   auto gpu = ResolveTraceAccelerator(t, db, options.gpu_override);
@@ -101,35 +101,40 @@ StatusOr<JobAnalysis> AnalyzeJob(std::vector<RankTrace> traces, const KernelClas
   JobAnalysis job;
   job.ranks.resize(n);
   std::vector<RankBasis> basis(n);
-  ParallelFor(n, options.threads,
-              [&](size_t i) { basis[i] = Prepare(traces[i], job.ranks[i], classifier, db, options); });
   std::vector<std::vector<KernelClass>> classes(n);
-  for (size_t i = 0; i < n; ++i)
-    classes[i] = job.ranks[i].classes;
+  ParallelFor(n, options.threads, [&](size_t i) { classes[i] = ClassifyEvents(traces[i], classifier); });
 
-  // Independent tasks: per rank the breakdowns and the FLOPs/waterfalls, and
-  // across ranks the collectives (and HTA's straggler variant).
+  // Tasks that need only the classes: per rank its basis; across ranks the
+  // collectives (and HTA's straggler variant), which run beside the bases.
   const bool hta_stragglers = options.variant == BreakdownVariant::kHtaCompat && n > 1;
   const size_t job_tasks = hta_stragglers ? 2 : 1;
-  ParallelFor(2 * n + job_tasks, options.threads, [&](size_t task) {
-    if (task < 2 * n) {
-      const size_t i = task / 2;
-      if (task % 2 == 0) {
-        AnalyzeBreakdowns(traces[i], basis[i], job.ranks[i], options);
-      } else {
-        AnalyzeFlops(traces[i], basis[i], job.ranks[i], options);
-      }
-    } else if (task == 2 * n) {
+  ParallelFor(job_tasks + n, options.threads, [&](size_t task) {
+    if (task == 0) {
       auto collectives = AnalyzeCollectives(traces, classes);
       if (collectives.ok()) {
         job.collectives = std::move(collectives).value();
       } else {
         job.collectives_error = collectives.status().message();
       }
-    } else {
+    } else if (task < job_tasks) {
       auto hta = FindStragglersHta(traces, classes);
       if (hta.ok())
         job.hta_stragglers = std::move(hta).value();
+    } else {
+      const size_t i = task - job_tasks;
+      basis[i] = Prepare(traces[i], job.ranks[i], db, options);
+    }
+  });
+  for (size_t i = 0; i < n; ++i)
+    job.ranks[i].classes = std::move(classes[i]);
+
+  // Per rank, independently: the breakdowns and the FLOPs/waterfalls.
+  ParallelFor(2 * n, options.threads, [&](size_t task) {
+    const size_t i = task / 2;
+    if (task % 2 == 0) {
+      AnalyzeBreakdowns(traces[i], basis[i], job.ranks[i], options);
+    } else {
+      AnalyzeFlops(traces[i], basis[i], job.ranks[i], options);
     }
   });
   // Over the main window's GPU span: needs both halves of the rank's work.

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/huge_pages.h"
 #include "mfu/trace.h"
 #include "trace/trace_stats.h"
 
@@ -68,6 +69,16 @@ struct TraceBuilder {
   bool keep_python_functions = false;
 
   size_t size() const { return ts_ns.size(); }
+  // Capacity for about `events` events on huge pages (an estimate: the
+  // columns still grow past it).
+  void Reserve(size_t events) {
+    for (auto* c : {&ts_ns, &dur_ns, &correlation, &external_id})
+      ReserveHuge(*c, events);
+    for (auto* c : {&name, &track, &collective, &shapes})
+      ReserveHuge(*c, events);
+    ReserveHuge(kind, events);
+    ReserveHuge(offset, events);
+  }
 };
 
 // Parses the event at `data` (`length` bytes, `capacity` readable bytes from

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "trace/bracket_finder.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -51,29 +53,6 @@ const char* FindStructural(const char* p, const char* end) {
   while (p < end && *p != '"' && *p != '{' && *p != '}' && *p != '[' && *p != ']')
     ++p;
   return p;
-}
-
-#if defined(__SSE2__)
-// Bit i set where block[i] == c, for a 64-byte block.
-inline uint64_t EqMask(const __m128i* v, char c) {
-  const __m128i needle = _mm_set1_epi8(c);
-  uint64_t m = 0;
-  for (int i = 0; i < 4; ++i) {
-    m |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v[i], needle)))) << (16 * i);
-  }
-  return m;
-}
-#endif
-
-// Bit i = xor of bits 0..i: the "inside a string" mask from quote positions.
-inline uint64_t PrefixXor(uint64_t x) {
-  x ^= x << 1;
-  x ^= x << 2;
-  x ^= x << 4;
-  x ^= x << 8;
-  x ^= x << 16;
-  x ^= x << 32;
-  return x;
 }
 
 bool IsSpaceOrComma(char c) {
@@ -145,12 +124,10 @@ void TraceScanner::Scan(const char* data, uint64_t base, size_t size, std::vecto
         AppendMetadata(segment, p);
       continue;
     }
-#if defined(__SSE2__)
     if (mode_ == Mode::kEvents && end - p >= 64) {
       p = ScanEventsFast(p, end, data, base, events, diagnostics);
       continue;
     }
-#endif
     // Between events at the array level every byte is checked; elsewhere skip
     // to the next quote or bracket.
     if (mode_ == Mode::kEvents && depth_ == 2) {
@@ -312,30 +289,23 @@ void TraceScanner::CheckGap(const char* data, uint64_t base, uint64_t from, uint
 
 const char* TraceScanner::ScanEventsFast(const char* p, const char* end, const char* data, uint64_t base,
                                          std::vector<EventSpan>& events, DiagnosticCounter& diagnostics) {
-#if defined(__SSE2__)
-  constexpr uint64_t kEvenBits = 0x5555555555555555ull;
-  uint64_t prev_in_string = in_string_ ? ~uint64_t{0} : 0;
-  uint64_t prev_escaped = escaped_ ? 1 : 0;
-  while (end - p >= 64 && mode_ == Mode::kEvents) {
-    __m128i v[4];
-    for (int i = 0; i < 4; ++i)
-      v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
-    // Escaped characters (simdjson's find_escaped_branchless).
-    uint64_t backslash = EqMask(v, '\\') & ~prev_escaped;
-    const uint64_t follows_escape = backslash << 1 | prev_escaped;
-    const uint64_t odd_starts = backslash & ~kEvenBits & ~follows_escape;
-    uint64_t even_starts = 0;
-    prev_escaped = __builtin_add_overflow(odd_starts, backslash, &even_starts) ? 1 : 0;
-    const uint64_t escaped = (kEvenBits ^ (even_starts << 1)) & follows_escape;
-    const uint64_t quotes = EqMask(v, '"') & ~escaped;
-    const uint64_t in_string = PrefixXor(quotes) ^ prev_in_string;
-    prev_in_string = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
-    uint64_t brackets = (EqMask(v, '{') | EqMask(v, '}') | EqMask(v, '[') | EqMask(v, ']')) & ~in_string;
-    while (brackets != 0) {
-      const int bit = __builtin_ctzll(brackets);
-      brackets &= brackets - 1;
-      const char c = p[bit];
-      const uint64_t offset = base + static_cast<uint64_t>(p + bit - data);
+  // Pieces of up to 64 KiB: the SIMD pass lists the unquoted brackets, this
+  // loop keeps the depth and cuts events.
+  constexpr size_t kPiece = 64u << 10;
+  static const BracketFinder find = BestBracketFinder();
+  BlockState st;
+  st.in_string = in_string_ ? ~uint64_t{0} : 0;
+  st.escaped = escaped_ ? 1 : 0;
+  const size_t most = std::min(kPiece, static_cast<size_t>(end - p));
+  if (brackets_.size() < most)
+    brackets_.resize(most);
+  while (end - p >= 64) {
+    const size_t n = std::min(static_cast<size_t>(end - p) & ~size_t{63}, kPiece);
+    const size_t count = find(p, n, brackets_.data(), st);
+    for (size_t k = 0; k < count; ++k) {
+      const uint32_t at = brackets_[k];
+      const char c = p[at];
+      const uint64_t offset = base + static_cast<uint64_t>(p + at - data);
       if (c == '{' || c == '[') {
         ++depth_;
         if (depth_ == 3) {
@@ -343,7 +313,7 @@ const char* TraceScanner::ScanEventsFast(const char* p, const char* end, const c
           if (c == '{') {
             event_start_ = offset;
           } else {  // an array element: not an event
-            diagnostics.Add(DiagnosticId::k_event_not_object, offset, Snippet(p + bit, end));
+            diagnostics.Add(DiagnosticId::k_event_not_object, offset, Snippet(p + at, end));
             last_event_end_ = offset + 1;
           }
         }
@@ -368,21 +338,14 @@ const char* TraceScanner::ScanEventsFast(const char* p, const char* end, const c
           depth_ = 0;
           mode_ = Mode::kAfter;
         }
-        return p + bit + 1;
+        return p + at + 1;
       }
     }
-    p += 64;
+    p += n;
   }
-  in_string_ = prev_in_string != 0;
-  escaped_ = prev_escaped != 0;
+  in_string_ = st.in_string != 0;
+  escaped_ = st.escaped != 0;
   return p;
-#else
-  (void)data;
-  (void)base;
-  (void)events;
-  (void)end;
-  return p;
-#endif
 }
 
 }  // namespace mfu::trace

@@ -61,9 +61,9 @@ class TraceScanner {
 
   void AppendMetadata(const char* begin, const char* end);
   void AppendText(std::string_view text) { AppendMetadata(text.data(), text.data() + text.size()); }
-  // Inside the events array: 64 bytes at a time with bit masks (quotes,
-  // backslashes, brackets), as simdjson's stage 1 does. Returns where it
-  // stopped (fewer than 64 bytes left, or the array closed).
+  // Inside the events array: 64-byte blocks through the SIMD bracket finder
+  // (bracket_finder.h), as simdjson's stage 1 does. Returns where it stopped
+  // (fewer than 64 bytes left, or the array closed).
   const char* ScanEventsFast(const char* p, const char* end, const char* data, uint64_t base,
                              std::vector<EventSpan>& events, DiagnosticCounter& diagnostics);
   // Counts a non-object element when stream bytes [from, to) between two
@@ -85,8 +85,9 @@ class TraceScanner {
   uint64_t event_start_ = kNone;
   std::string metadata_;
   bool metadata_truncated_ = false;
-  bool bare_array_ = false;      // the document is a bare JSON array of events
-  uint64_t last_event_end_ = 0;  // stream offset after the last event's '}'
+  bool bare_array_ = false;         // the document is a bare JSON array of events
+  uint64_t last_event_end_ = 0;     // stream offset after the last event's '}'
+  std::vector<uint32_t> brackets_;  // ScanEventsFast's scratch
 };
 
 }  // namespace mfu::trace

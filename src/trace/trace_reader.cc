@@ -24,6 +24,7 @@
 #include "mfu/trace.h"
 #include "trace/event_parser.h"
 #include "trace/scanner.h"
+#include "trace/sort_keys.h"
 #include "trace/trace_stats.h"
 
 namespace mfu {
@@ -238,10 +239,17 @@ void ParseBatch(TraceBuilder& builder, const Batch& batch) {
 // Runs the batches through `threads` builders (inline when 1).
 class BatchRunner {
  public:
-  BatchRunner(int threads, bool keep_python) : builders_(static_cast<size_t>(std::max(threads, 1))) {
+  // `expected_bytes`: the input's size when known (0 if not), to reserve the
+  // builders' columns once (Kineto events take 200-400 bytes each).
+  BatchRunner(int threads, bool keep_python, uint64_t expected_bytes)
+      : builders_(static_cast<size_t>(std::max(threads, 1))) {
+    const size_t per_builder = static_cast<size_t>(
+        std::min<uint64_t>(expected_bytes / 200 / builders_.size() * 5 / 4 + 1024, uint64_t{1} << 26));
     for (auto& b : builders_) {
       b = std::make_unique<TraceBuilder>();
       b->keep_python_functions = keep_python;
+      if (expected_bytes > 0)
+        b->Reserve(per_builder);
     }
     if (builders_.size() > 1) {
       for (size_t i = 0; i < builders_.size(); ++i)
@@ -322,40 +330,6 @@ class BatchRunner {
   bool closing_ = false;
 };
 
-// Order of events: (ts, longer first, file offset): deterministic for any
-// thread count. `source` and `index` locate the event in its builder.
-struct SortKey {
-  int64_t ts;
-  int64_t neg_dur;
-  uint64_t offset;
-  uint32_t index;
-  uint32_t source;
-  bool operator<(const SortKey& o) const {
-    if (ts != o.ts)
-      return ts < o.ts;
-    if (neg_dur != o.neg_dur)
-      return neg_dur < o.neg_dur;
-    return offset < o.offset;
-  }
-};
-
-// Sorts contiguous keys (not an index with a comparator that chases three
-// columns: that is cache-miss bound), on two threads when allowed.
-void SortKeys(std::vector<SortKey>& keys, int threads) {
-  if (std::is_sorted(keys.begin(), keys.end()))
-    return;
-  const size_t n = keys.size();
-  if (threads >= 2 && n > 100000) {
-    auto mid = keys.begin() + static_cast<ptrdiff_t>(n / 2);
-    std::thread left([&] { std::sort(keys.begin(), mid); });
-    std::sort(mid, keys.end());
-    left.join();
-    std::inplace_merge(keys.begin(), mid, keys.end());
-  } else {
-    std::sort(keys.begin(), keys.end());
-  }
-}
-
 // Absolute time = base + ts, before sorting; an event whose start or end
 // would leave the int64 range (absurd input) is clamped and counted.
 uint64_t ApplyBaseTime(TraceBuilder& b, int64_t base_ns) {
@@ -387,7 +361,7 @@ struct IdMaps {
 template <typename T, typename Map>
 void Gather(std::vector<T>& out, const std::vector<SortKey>& keys,
             const std::vector<std::unique_ptr<TraceBuilder>>& sources, std::vector<T> TraceBuilder::*column, Map map) {
-  out.resize(keys.size());
+  ResizeHuge(out, keys.size());
   for (size_t k = 0; k < keys.size(); ++k) {
     const SortKey& key = keys[k];
     out[k] = map(key.source, ((*sources[key.source]).*column)[key.index]);
@@ -492,19 +466,31 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
   builders.push_back(std::move(pairs));
   maps.back().identity = true;
 
-  // Base time and sort keys, one builder per thread.
-  std::vector<size_t> first_key(builders.size() + 1, 0);
-  for (size_t s = 0; s < builders.size(); ++s)
-    first_key[s + 1] = first_key[s] + builders[s]->size();
-  const size_t total = first_key.back();
-  std::vector<SortKey> keys(total);
+  // Base time and sort keys, one builder per thread, grouped by (builder,
+  // kind): Kineto writes each category in time order, so the groups are
+  // nearly sorted runs for SortKeys to merge.
+  constexpr size_t kKinds = kNumTraceEventKinds;
+  std::vector<size_t> group_starts(builders.size() * kKinds + 1, 0);
+  for (size_t s = 0; s < builders.size(); ++s) {
+    for (TraceEventKind k : builders[s]->kind)
+      ++group_starts[s * kKinds + static_cast<size_t>(k) + 1];
+  }
+  for (size_t g = 1; g < group_starts.size(); ++g)
+    group_starts[g] += group_starts[g - 1];
+  const size_t total = group_starts.back();
+  group_starts.pop_back();
+  std::vector<SortKey> keys;
+  ResizeHuge(keys, total);
   std::vector<uint64_t> clamped_by(builders.size(), 0);
   ParallelFor(builders.size(), threads, [&](size_t s) {
     TraceBuilder& b = *builders[s];
     clamped_by[s] = ApplyBaseTime(b, out.base_time_ns);
-    SortKey* k = keys.data() + first_key[s];
-    for (size_t i = 0; i < b.size(); ++i)
-      k[i] = {b.ts_ns[i], -b.dur_ns[i], b.offset[i], static_cast<uint32_t>(i), static_cast<uint32_t>(s)};
+    size_t cursor[kKinds];
+    std::copy_n(group_starts.begin() + static_cast<ptrdiff_t>(s * kKinds), kKinds, cursor);
+    for (size_t i = 0; i < b.size(); ++i) {
+      keys[cursor[static_cast<size_t>(b.kind[i])]++] = {b.ts_ns[i], -b.dur_ns[i], b.offset[i], static_cast<uint32_t>(i),
+                                                        static_cast<uint32_t>(s)};
+    }
   });
   uint64_t clamped = 0;
   for (uint64_t c : clamped_by)
@@ -515,7 +501,7 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
       __builtin_add_overflow(out.first_event_ts_ns, out.base_time_ns, &out.first_event_ts_ns)) {
     out.first_event_ts_ns = kNoId;
   }
-  SortKeys(keys, threads);
+  SortKeys(keys, group_starts, threads);
 
   auto same = [](uint32_t, auto v) { return v; };
   auto string_id = [&maps](uint32_t s, uint32_t v) {
@@ -616,21 +602,26 @@ StatusOr<RankTrace> Finish(RankTrace out, TraceScanner& scanner, BatchRunner& ru
                            uint64_t total, const std::string& read_error, std::string_view origin,
                            const TraceParseOptions& options);
 
-StatusOr<RankTrace> ParseStream(ByteSource& source, std::string_view origin, const TraceParseOptions& options) {
+StatusOr<RankTrace> ParseStream(ByteSource& source, std::string_view origin, const TraceParseOptions& options,
+                                uint64_t expected_bytes) {
   RankTrace out;
   out.path = std::string(origin);
   DiagnosticCounter diagnostics;
   TraceScanner scanner;
-  BatchRunner runner(options.threads, options.keep_python_functions);
-  std::vector<char> buf = runner.Buffer(kChunkBytes + kPadding);
+  BatchRunner runner(options.threads, options.keep_python_functions, expected_bytes);
+  // Reads of kChunkBytes, or of the whole input when it is known to be
+  // smaller (no 8 MiB buffers to fill for a small document).
+  const size_t chunk =
+      expected_bytes > 0 ? static_cast<size_t>(std::min<uint64_t>(kChunkBytes, expected_bytes + 64)) : kChunkBytes;
+  std::vector<char> buf = runner.Buffer(chunk + kPadding);
   uint64_t base = 0;  // stream offset of buf[0]
   size_t filled = 0;  // valid bytes in buf
   std::string read_error;
   uint64_t total = 0;
   while (true) {
-    if (buf.size() < filled + kChunkBytes + kPadding)
-      buf.resize(filled + kChunkBytes + kPadding);
-    size_t n = source.Read(buf.data() + filled, kChunkBytes, read_error);
+    if (buf.size() < filled + chunk + kPadding)
+      buf.resize(filled + chunk + kPadding);
+    size_t n = source.Read(buf.data() + filled, chunk, read_error);
     total += n;
     filled += n;
     std::memset(buf.data() + filled, 0, kPadding);
@@ -638,7 +629,7 @@ StatusOr<RankTrace> ParseStream(ByteSource& source, std::string_view origin, con
     scanner.Scan(buf.data(), base, filled, batch.spans, diagnostics);
     const uint64_t keep = scanner.KeepFrom();
     const size_t keep_at = static_cast<size_t>(keep - base);
-    std::vector<char> next = runner.Buffer(std::max(filled - keep_at, kChunkBytes) + kChunkBytes + kPadding);
+    std::vector<char> next = runner.Buffer(std::max(filled - keep_at, chunk) + chunk + kPadding);
     std::memcpy(next.data(), buf.data() + keep_at, filled - keep_at);
     if (!batch.spans.empty()) {
       batch.bytes = std::move(buf);
@@ -664,7 +655,7 @@ StatusOr<RankTrace> ParseMapped(const char* map, size_t size, std::string_view o
   out.path = std::string(origin);
   DiagnosticCounter diagnostics;
   TraceScanner scanner;
-  BatchRunner runner(options.threads, options.keep_python_functions);
+  BatchRunner runner(options.threads, options.keep_python_functions, size);
   size_t scanned = 0;
   while (scanned < size) {
     const size_t limit = std::min(size, scanned + kChunkBytes);
@@ -737,10 +728,10 @@ bool IsGzip(std::FILE* f) {
 StatusOr<RankTrace> ParseTraceBuffer(std::string_view json, std::string_view origin, const TraceParseOptions& options) {
   if (json.size() >= 2 && static_cast<unsigned char>(json[0]) == 0x1f && static_cast<unsigned char>(json[1]) == 0x8b) {
     trace::GzipSource source(std::make_unique<trace::MemorySource>(json));
-    return trace::ParseStream(source, origin, options);
+    return trace::ParseStream(source, origin, options, 0);
   }
   trace::MemorySource source(json);
-  return trace::ParseStream(source, origin, options);
+  return trace::ParseStream(source, origin, options, json.size());
 }
 
 StatusOr<RankTrace> ParseTraceFile(const std::string& path, const TraceParseOptions& options) {
@@ -749,7 +740,7 @@ StatusOr<RankTrace> ParseTraceFile(const std::string& path, const TraceParseOpti
     return NotFoundError(path + ": cannot open file (" + std::strerror(errno) + ")");
   if (trace::IsGzip(f)) {
     trace::GzipSource source(std::make_unique<trace::FileSource>(f));
-    return trace::ParseStream(source, path, options);
+    return trace::ParseStream(source, path, options, 0);
   }
   // Plain JSON: map it (no copy through read()); fall back to reading.
   const int fd = fileno(f);
@@ -766,7 +757,7 @@ StatusOr<RankTrace> ParseTraceFile(const std::string& path, const TraceParseOpti
     }
   }
   trace::FileSource source(f);
-  return trace::ParseStream(source, path, options);
+  return trace::ParseStream(source, path, options, 0);
 }
 
 StatusOr<std::vector<RankTrace>> ParseTraceSet(const std::string& path, const TraceParseOptions& options,
