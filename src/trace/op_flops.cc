@@ -2,8 +2,6 @@
 // shapes give their FLOPs, and sums per kernel class (trace_flops.h states
 // the rules). Formulas live in op_cost.cc.
 
-#include <absl/container/flat_hash_map.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "mfu/trace_flops.h"
+#include "trace/id_index.h"
 #include "trace/intervals.h"
 
 namespace mfu {
@@ -75,11 +74,10 @@ class Attributor {
   // Computes OpCost for every cpu_op with shapes and a formula.
   void CostOps() {
     std::vector<int8_t> has_formula(trace_.strings.size(), -1);  // per name id, computed once
+    op_by_external_id_.Build(trace_.external_id, [&](size_t i) { return trace_.kind[i] == TraceEventKind::kCpuOp; });
     for (size_t i = 0; i < trace_.num_events(); ++i) {
       if (trace_.kind[i] != TraceEventKind::kCpuOp)
         continue;
-      if (trace_.external_id[i] != kNoId)
-        op_by_external_id_.try_emplace(trace_.external_id[i], static_cast<uint32_t>(i));
       if (trace_.shapes[i] == kNoIndex)
         continue;
       int8_t& known = has_formula[trace_.name[i]];
@@ -126,12 +124,7 @@ class Attributor {
     }
   }
 
-  uint32_t OpWithExternalId(int64_t id) const {
-    if (id == kNoId)
-      return kNoIndex;
-    auto it = op_by_external_id_.find(id);
-    return it == op_by_external_id_.end() ? kNoIndex : it->second;
-  }
+  uint32_t OpWithExternalId(int64_t id) const { return op_by_external_id_.Find(id); }
 
   uint32_t LaunchOp(size_t i) {
     if (uint32_t op = OpWithExternalId(trace_.external_id[i]); op != kNoIndex) {
@@ -258,8 +251,8 @@ class Attributor {
   const OpFlopsOptions& options_;
   FlopsAttribution& out_;
   std::vector<uint32_t> parent_;
-  std::vector<uint32_t> enclosing_op_;  // runtime event -> cpu_op
-  absl::flat_hash_map<int64_t, uint32_t> op_by_external_id_;
+  std::vector<uint32_t> enclosing_op_;   // runtime event -> cpu_op
+  trace::IdIndex op_by_external_id_;     // cpu_op rows, the first one per id
   std::vector<Costed> costed_;           // in event order
   std::vector<uint32_t> costed_slot_;    // event -> index into costed_
   std::vector<uint32_t> counted_above_;  // memo of CountedOpAbove, by event

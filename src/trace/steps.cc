@@ -1,13 +1,13 @@
 #include "trace/steps.h"
 
-#include <absl/container/flat_hash_map.h>
-
 #include <algorithm>
 #include <charconv>
 #include <string>
 #include <string_view>
 #include <unordered_set>
 #include <utility>
+
+#include "trace/id_index.h"
 
 namespace mfu {
 namespace {
@@ -40,20 +40,12 @@ std::string StepRangeName(const ProfilerStepInfo& first, const ProfilerStepInfo&
 
 std::vector<uint32_t> LinkLaunches(const RankTrace& trace) {
   const size_t n = trace.num_events();
-  absl::flat_hash_map<int64_t, uint32_t> runtime_by_correlation;
-  runtime_by_correlation.reserve(n / 4);
-  for (size_t i = 0; i < n; ++i) {
-    if (trace.kind[i] == TraceEventKind::kRuntime && trace.correlation[i] != kNoId) {
-      runtime_by_correlation.emplace(trace.correlation[i], static_cast<uint32_t>(i));  // first one wins
-    }
-  }
+  trace::IdIndex runtime_by_correlation;  // the first runtime event wins
+  runtime_by_correlation.Build(trace.correlation, [&](size_t i) { return trace.kind[i] == TraceEventKind::kRuntime; });
   std::vector<uint32_t> launches(n, kNoIndex);
   for (size_t i = 0; i < n; ++i) {
-    if (!IsGpuActivity(trace.kind[i]) || trace.correlation[i] == kNoId)
-      continue;
-    auto it = runtime_by_correlation.find(trace.correlation[i]);
-    if (it != runtime_by_correlation.end())
-      launches[i] = it->second;
+    if (IsGpuActivity(trace.kind[i]))
+      launches[i] = runtime_by_correlation.Find(trace.correlation[i]);
   }
   return launches;
 }
