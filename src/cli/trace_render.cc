@@ -439,13 +439,14 @@ Status WriteTraceCsv(const std::string& dir, const JobAnalysis& job) {
       out += c == '"' ? std::string("\"\"") : std::string(1, c);
     return out + "\"";
   };
-  std::ofstream ranks, classes, kernels, idle, waterfall, diagnostics, steps;
+  std::ofstream ranks, classes, kernels, idle, waterfall, diagnostics, steps, phases;
   MFU_RETURN_IF_ERROR(open("ranks.csv", ranks));
   MFU_RETURN_IF_ERROR(open("steps.csv", steps));
   MFU_RETURN_IF_ERROR(open("classes.csv", classes));
   MFU_RETURN_IF_ERROR(open("kernels.csv", kernels));
   MFU_RETURN_IF_ERROR(open("idle.csv", idle));
   MFU_RETURN_IF_ERROR(open("waterfall.csv", waterfall));
+  MFU_RETURN_IF_ERROR(open("phases.csv", phases));
   MFU_RETURN_IF_ERROR(open("diagnostics.csv", diagnostics));
   const char* temporal_header =
       "span_us,busy_us,idle_us,compute_us,non_compute_us,exposed_comm_us,exposed_memcpy_us,exposed_memset_us,"
@@ -463,6 +464,7 @@ Status WriteTraceCsv(const std::string& dir, const JobAnalysis& job) {
   kernels << "rank,group,name,count,total_us,mean_us,min_us,max_us,std_us\n";
   idle << "rank,device,stream,host_wait_us,kernel_wait_us,other_us\n";
   waterfall << "rank,window,bucket,us\n";
+  phases << "rank,step,phase,us\n";
   diagnostics << "rank,name,severity,count,description\n";
   for (const auto& r : job.ranks) {
     const int64_t rank = r.trace.rank;
@@ -492,12 +494,22 @@ Status WriteTraceCsv(const std::string& dir, const JobAnalysis& job) {
     }
     auto waterfall_rows = [&](const StepWaterfall& w) {
       for (size_t b = 0; b < kNumWaterfallBuckets; ++b) {
-        waterfall << rank << "," << quote(w.label) << "," << WaterfallBucketName(static_cast<WaterfallBucket>(b)) << ","
-                  << Us(w.bucket_ns[b]) << "\n";
+        waterfall << fmt::format("{},{},{},{}\n", rank, quote(w.label),
+                                 WaterfallBucketName(static_cast<WaterfallBucket>(b)), Us(w.bucket_ns[b]));
       }
     };
     if (r.waterfall)
       waterfall_rows(*r.waterfall);
+    if (r.step_waterfalls.size() > 1) {  // one step: the main waterfall is that step's
+      for (const auto& w : r.step_waterfalls)
+        waterfall_rows(w);
+    }
+    for (const auto& p : r.phases) {
+      for (size_t k = 0; k < trace::kNumStepPhases; ++k) {
+        phases << fmt::format("{},{},{},{}\n", rank, quote(p.label),
+                              trace::StepPhaseName(static_cast<trace::StepPhase>(k)), Us(p.phase_ns[k]));
+      }
+    }
     for (const auto& d : r.trace.diagnostics) {
       static constexpr const char* kSeverity[] = {"info", "data_loss", "error"};
       diagnostics << rank << "," << d.name << "," << kSeverity[static_cast<size_t>(d.severity)] << "," << d.count << ","

@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -188,6 +189,67 @@ TEST(CliTrace, WaterfallSumsToStepTime) {
   EXPECT_NEAR(w["mfu_hw"].get<double>(),
               w["compute_share"].get<double>() * w["matrix_share"].get<double>() * w["matrix_efficiency"].get<double>(),
               1e-12);
+}
+
+// Rows of a CSV file written by mfu (fields without embedded commas; quotes
+// stripped).
+std::vector<std::vector<std::string>> ReadCsvRows(const std::string& path) {
+  std::ifstream f(path);
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  std::getline(f, line);  // header
+  while (std::getline(f, line)) {
+    std::vector<std::string> fields;
+    size_t start = 0;
+    while (true) {
+      const size_t comma = line.find(',', start);
+      std::string field = line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (field.size() >= 2 && field.front() == '"' && field.back() == '"')
+        field = field.substr(1, field.size() - 2);
+      fields.push_back(field);
+      if (comma == std::string::npos)
+        break;
+      start = comma + 1;
+    }
+    rows.push_back(fields);
+  }
+  return rows;
+}
+
+// --csv: per-step waterfalls and host phases equal the JSON's, to full
+// precision (a 3-step NCCL trace: the main waterfall plus three step rows).
+TEST(CliTrace, CsvStepWaterfallsAndPhasesMatchJson) {
+  char tmpl[] = "/tmp/mfu_csv_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  Result r = RunMfu({"trace", SourcePath("tests/data/traces/nccl_collectives_a100.json.gz"), "--csv", dir, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& steps = j["ranks"][0]["steps"];
+  ASSERT_EQ(steps.size(), 3u);
+  const auto waterfall = ReadCsvRows(dir + "/waterfall.csv");
+  const auto phases = ReadCsvRows(dir + "/phases.csv");
+  const size_t buckets = j["ranks"][0]["waterfall"]["buckets_us"].size();
+  EXPECT_EQ(waterfall.size(), buckets * 4);  // "all steps" and each step
+  EXPECT_EQ(phases.size(), 6u * 3);
+  size_t checked = 0;
+  for (const auto& step : steps) {
+    const std::string name = step["name"];
+    for (const auto& row : waterfall) {
+      if (row[1] == name) {
+        EXPECT_DOUBLE_EQ(std::stod(row[3]), step["waterfall"]["buckets_us"][row[2]].get<double>()) << name << row[2];
+        ++checked;
+      }
+    }
+    for (const auto& row : phases) {
+      if (row[1] == name) {
+        EXPECT_DOUBLE_EQ(std::stod(row[3]), step["phases_us"][row[2]].get<double>()) << name << row[2];
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 3 * (buckets + 6));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CliTrace, CsvAndText) {
