@@ -1,8 +1,9 @@
-// Fuzzes the performance model's three CSV readers (clusters, efficiency
-// parameters, measured training runs) and, for runs that parse, the model
-// itself: any bytes must give a result or a Status, never a crash, and every
-// predicted step time must be finite and its components must sum to it.
-// The first byte picks the reader. Seeds: fuzz/corpus/plan_csv/.
+// Fuzzes the performance model's CSV readers (clusters, efficiency
+// parameters and vector kernel tables, measured training runs) and, for
+// tables and runs that parse, the model itself: any bytes must give a result
+// or a Status, never a crash; every vector kernel time must be finite and
+// non-negative; every predicted step time must be finite and its components
+// must sum to it. The first byte picks the reader. Seeds: fuzz/corpus/plan_csv/.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "mfu/cluster.h"
 #include "mfu/perf_model.h"
 #include "mfu/training_runs.h"
+#include "mfu/vector_kernels.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1)
@@ -34,8 +36,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       mfu::StatusOr<mfu::EfficiencyDb> db = mfu::EfficiencyDb::LoadBuiltin();
       if (!db.ok())
         __builtin_trap();
-      if (db->AddCsv(text, "fuzz.csv").ok())
-        (void)db->For("h100-sxm5-80gb");
+      // A table with a `kernel` column is a vector kernel table.
+      if (!db->AddCsv(text, "fuzz.csv").ok())
+        break;
+      (void)db->For("h100-sxm5-80gb");
+      for (const mfu::EfficiencyParams& p : db->families()) {
+        mfu::LayerVectorWork w;
+        w.hidden_rows = 3;
+        w.hidden = 4096;
+        w.dense_act_rows = 3;
+        w.dense_act_width = 1792;
+        for (double hbm : {1e9, 3.35e12}) {
+          const double s = mfu::LayerVectorSeconds(p.vector_kernels, hbm, w);
+          if (!std::isfinite(s) || s < 0)
+            __builtin_trap();
+        }
+      }
       break;
     }
     default: {

@@ -19,6 +19,7 @@
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
 #include "mfu/status.h"
+#include "mfu/vector_kernels.h"
 
 namespace mfu {
 
@@ -30,13 +31,16 @@ struct EfficiencyParams {
   double matmul_peak_fraction = 0.8;      // large GEMMs: achieved / dense peak
   double matmul_half_dim = 64;            // per GEMM dim d: efficiency x d / (d + this)
   double attention_peak_fraction = 0.6;   // flash attention: achieved / dense peak
-  double vector_bw_fraction = 0.7;        // elementwise, norms, optimizer: achieved / HBM bandwidth
+  double vector_bw_fraction = 0.7;        // streamed traffic without a kernel row of its own: GEMM
+                                          // operands, KV cache, rope, softmax, optimizer; achieved / HBM
   double scaleup_bw_fraction = 0.75;      // collective bus bandwidth / NVLink bandwidth
   double scaleout_bw_fraction = 0.75;     // collective bus bandwidth / NIC bandwidth
   double overlap_efficiency = 0.8;        // share of overlappable communication that is hidden
   double kernel_overhead_us = 4;          // idle gap per kernel (launch, sync), microseconds
   double memory_reserved_gib = 3;         // CUDA context, NCCL buffers, allocator slack
   std::string source;
+  // Norms, residual adds, the MLP activation (vector_kernels.h), by VectorKernel.
+  VectorKernelTable vector_kernels;
 };
 
 inline constexpr size_t kNumEfficiencyParams = 8;  // the fitted ones (not memory_reserved_gib)
@@ -51,9 +55,14 @@ std::array<EfficiencyParamInfo, kNumEfficiencyParams> EfficiencyParamInfos();
 
 class EfficiencyDb {
  public:
+  // data/efficiency/efficiency.csv, then data/efficiency/vector_kernels.csv.
   static StatusOr<EfficiencyDb> LoadBuiltin();
   // CSV with the columns of data/efficiency/efficiency.csv; rows replace
-  // families of the same name. kParse / kOutOfRange name origin:line:column.
+  // families of the same name. A table with a `kernel` column is a vector
+  // kernel table instead (the columns of data/efficiency/vector_kernels.csv):
+  // each row updates one kernel of an existing family. Nothing changes
+  // unless every row is valid. kParse / kOutOfRange are one line naming
+  // origin:line and the column.
   Status AddCsv(std::string_view text, std::string_view origin);
   Status AddFile(const std::string& path);
   // The family whose longest accelerator prefix matches `accelerator_id`,
@@ -63,8 +72,12 @@ class EfficiencyDb {
   EfficiencyParams* Mutable(std::string_view family);
   // The database as CSV (what `mfu calibrate --write` saves).
   std::string ToCsv() const;
+  // The vector kernel table as CSV, one row per family and kernel (what
+  // `mfu calibrate --write-vector-kernels` saves).
+  std::string VectorKernelsToCsv() const;
 
  private:
+  Status AddVectorKernelCsv(std::string_view text, std::string_view origin);
   std::vector<EfficiencyParams> families_;
 };
 
@@ -188,11 +201,14 @@ class PerfModel {
   const TrainingSetup& setup() const { return setup_; }
   // Replaces the efficiency parameters (calibration re-evaluates the same
   // runs under many parameter sets without rebuilding the model).
-  void SetEfficiency(const EfficiencyParams& efficiency) { setup_.efficiency = efficiency; }
+  void SetEfficiency(const EfficiencyParams& efficiency);
 
  private:
   PerfModel() = default;
   TrainingSetup setup_;
+  // The vector kernels a training step runs: the family's, except norms
+  // (TrainingVectorKernels in perf_model.cc says why).
+  VectorKernelTable vector_kernels_;
   // Per token, forward, one layer (averaged over dense and MoE layers).
   double attn_proj_flops_ = 0;      // Q, K, V, O projections
   double attn_core_flops_ = 0;      // scores + context, causal

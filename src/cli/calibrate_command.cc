@@ -8,6 +8,7 @@
 #include <fstream>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/strings.h"
@@ -69,7 +70,11 @@ class CalibrateCommand final : public Command {
   void Register(CLI::App& app) override {
     app.add_option("runs", runs_path_, "CSV of measured runs (columns of training-runs-calibration.csv)")->required();
     app.add_option("--write,-w", write_path_, "Write the fitted efficiency table (CSV) to this file");
-    app.add_option("--efficiency-file", efficiency_file_, "Start from this efficiency CSV instead of the built-in");
+    app.add_option("--write-vector-kernels", write_kernels_path_,
+                   "Write the vector kernel table (CSV, data/efficiency/vector_kernels.csv's columns) to this file");
+    app.add_option("--efficiency-file", efficiency_files_,
+                   "Start from the built-in tables overridden by this efficiency or vector kernel CSV (repeatable)")
+        ->allow_extra_args(false);
     app.add_option("--cluster-file", cluster_file_, "CSV adding or overriding clusters");
     app.add_option("--sweeps", options_.sweeps, "Coordinate-descent passes")->capture_default_str();
     app.add_option("--operators", operators_dir_,
@@ -88,8 +93,8 @@ class CalibrateCommand final : public Command {
     if (!cluster_file_.empty())
       MFU_RETURN_IF_ERROR(clusters.AddFile(cluster_file_));
     MFU_ASSIGN_OR_RETURN(EfficiencyDb start, EfficiencyDb::LoadBuiltin());
-    if (!efficiency_file_.empty())
-      MFU_RETURN_IF_ERROR(start.AddFile(efficiency_file_));
+    for (const std::string& file : efficiency_files_)
+      MFU_RETURN_IF_ERROR(start.AddFile(file));
     if (runs.runs.empty())
       return InvalidArgumentError(runs_path_ + ": no usable runs (" + std::to_string(runs.skipped.size()) +
                                   " skipped)");
@@ -108,11 +113,14 @@ class CalibrateCommand final : public Command {
     } else {
       MFU_ASSIGN_OR_RETURN(result, Calibrate(runs, hw, clusters, start, options));
     }
-    if (!write_path_.empty()) {
-      std::ofstream f(write_path_);
-      f << result.fitted.ToCsv();
+    for (const auto& [path, text] : {std::pair{write_path_, &EfficiencyDb::ToCsv},
+                                     std::pair{write_kernels_path_, &EfficiencyDb::VectorKernelsToCsv}}) {
+      if (path.empty())
+        continue;
+      std::ofstream f(path);
+      f << (result.fitted.*text)();
       if (!f)
-        return NotFoundError(write_path_ + ": cannot write");
+        return NotFoundError(path + ": cannot write");
     }
     if (json_) {
       nlohmann::json j = JsonEnvelope();
@@ -127,6 +135,12 @@ class CalibrateCommand final : public Command {
         nlohmann::json f = {{"family", p.family}, {"source", p.source}};
         for (const EfficiencyParamInfo& info : EfficiencyParamInfos())
           f[info.name] = p.*info.field;
+        for (size_t k = 0; k < kNumVectorKernels; ++k) {
+          nlohmann::json v = {{"source", p.vector_kernels[k].source}};
+          for (const VectorKernelParamInfo& info : VectorKernelParamInfos())
+            v[info.name] = p.vector_kernels[k].*info.field;
+          f["vector_kernels"][VectorKernelName(static_cast<VectorKernel>(k))] = v;
+        }
         j["families"].push_back(f);
       }
       j["runs"] = nlohmann::json::array();
@@ -160,6 +174,18 @@ class CalibrateCommand final : public Command {
                   base::Join(f.fitted, " ")});
       }
       t.Print(ctx.out);
+      ctx.out
+          << "\nvector kernels: max(min_us + row KiB x row_ns_per_kib, bytes / (HBM x bw_fraction)); median error\n";
+      report::Table k(
+          {"family", "kernel", "samples", "median before", "after", "min_us", "row_ns_per_kib", "bw_fraction"});
+      for (const OperatorFamilyFit& f : result.operator_fits) {
+        for (const VectorKernelFit& v : f.kernels) {
+          k.AddRow({f.family, VectorKernelName(v.kernel), std::to_string(v.samples), report::Percent(v.median_before),
+                    report::Percent(v.median_after), report::Fixed(v.params.min_us, 2),
+                    report::Fixed(v.params.row_ns_per_kib, 1), report::Fixed(v.params.bw_fraction, 3)});
+        }
+      }
+      k.Print(ctx.out);
     }
     if (!no_fit_) {
       ctx.out << "\nfitted parameters\n";
@@ -195,7 +221,8 @@ class CalibrateCommand final : public Command {
   }
 
  private:
-  std::string runs_path_, write_path_, efficiency_file_, cluster_file_, operators_dir_;
+  std::string runs_path_, write_path_, write_kernels_path_, cluster_file_, operators_dir_;
+  std::vector<std::string> efficiency_files_;
   CalibrateOptions options_;
   bool no_fit_ = false, per_run_ = false, json_ = false;
 };

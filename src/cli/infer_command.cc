@@ -46,7 +46,9 @@ class InferCommand final : public Command {
     app.add_option("--max-batch", max_batch_, "The engine's batch cap")->capture_default_str();
     app.add_option("--mla", mla_, "MLA decode: absorbed or naive")->capture_default_str();
     app.add_option("--convention,-c", convention_, "FLOPs convention of the MFU numerator")->capture_default_str();
-    app.add_option("--efficiency-file", efficiency_file_, "CSV overriding efficiency parameters");
+    app.add_option("--efficiency-file", efficiency_files_,
+                   "CSV overriding efficiency or vector kernel parameters (repeatable)")
+        ->allow_extra_args(false);
     app.add_option("--draft-tokens,-k", draft_tokens_, "Speculative decoding: draft tokens per step");
     app.add_option("--acceptance,-a", acceptance_, "Speculative decoding: per-token acceptance rate in [0, 1)");
     app.add_option("--drafter", drafter_, "Draft model (preset or config.json) [default: self-drafting heads]");
@@ -64,8 +66,8 @@ class InferCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(HardwareDb hw, gpu_.LoadDb());
     MFU_ASSIGN_OR_RETURN(ClusterDb clusters, ClusterDb::LoadBuiltin());
     MFU_ASSIGN_OR_RETURN(EfficiencyDb efficiency, EfficiencyDb::LoadBuiltin());
-    if (!efficiency_file_.empty())
-      MFU_RETURN_IF_ERROR(efficiency.AddFile(efficiency_file_));
+    for (const std::string& file : efficiency_files_)
+      MFU_RETURN_IF_ERROR(efficiency.AddFile(file));
     InferenceSetup s;
     s.model = &spec;
     if (!cluster_.empty()) {
@@ -310,7 +312,8 @@ class InferCommand final : public Command {
   ModelFlags model_;
   GpuFlags gpu_;
   std::string cluster_, weight_precision_ = "bf16", kv_precision_ = "bf16", mla_ = "absorbed", convention_ = "megatron",
-                        efficiency_file_, drafter_;
+                        drafter_;
+  std::vector<std::string> efficiency_files_;
   int64_t gpus_ = 0, tp_ = 1, pp_ = 1, ep_ = 1, input_len_ = 0, output_len_ = 0, batch_ = 0, draft_tokens_ = 0;
   double max_batch_ = 2048, acceptance_ = 0, measured_ = 0, measured_ttft_ = 0, measured_tpot_ = 0;
   bool json_ = false;

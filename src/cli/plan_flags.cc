@@ -11,8 +11,10 @@ void SetupFlags::Register(CLI::App& app) {
   gpu.Register(app, /*required=*/false);
   app.add_option("--cluster", cluster, "Cluster preset (data/clusters/clusters.csv: dgx-h100, gb200-nvl72, ...)");
   app.add_option("--cluster-file", cluster_file, "CSV adding or overriding clusters (data/clusters/README.md)");
-  app.add_option("--efficiency-file", efficiency_file,
-                 "CSV overriding efficiency parameters (data/efficiency/efficiency.csv, 'mfu calibrate --write')");
+  app.add_option("--efficiency-file", efficiency_files,
+                 "CSV overriding efficiency parameters (data/efficiency/efficiency.csv, 'mfu calibrate --write') or "
+                 "vector kernel parameters (vector_kernels.csv); repeatable")
+      ->allow_extra_args(false);
   app.add_option("--gpus,-n", gpus, "GPUs in the job");
   app.add_option("--nodes", nodes, "Nodes of the cluster (GPUs = nodes x GPUs per node)");
   app.add_option("--seq-len,-s", seq_len, "Sequence length")->required();
@@ -30,8 +32,8 @@ StatusOr<std::unique_ptr<ResolvedSetup>> ResolveSetup(const SetupFlags& f) {
   if (!f.cluster_file.empty())
     MFU_RETURN_IF_ERROR(r->clusters.AddFile(f.cluster_file));
   MFU_ASSIGN_OR_RETURN(r->efficiency, EfficiencyDb::LoadBuiltin());
-  if (!f.efficiency_file.empty())
-    MFU_RETURN_IF_ERROR(r->efficiency.AddFile(f.efficiency_file));
+  for (const std::string& file : f.efficiency_files)
+    MFU_RETURN_IF_ERROR(r->efficiency.AddFile(file));
   MFU_ASSIGN_OR_RETURN(r->precision, ParseDType(f.precision));
   if (r->precision != DType::kBf16 && r->precision != DType::kFp16 && r->precision != DType::kFp8)
     return InvalidArgumentError("--precision: training is modelled in bf16, fp16 or fp8");

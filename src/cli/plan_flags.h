@@ -24,7 +24,7 @@ struct SetupFlags {
   GpuFlags gpu;
   std::string cluster;
   std::string cluster_file;
-  std::string efficiency_file;
+  std::vector<std::string> efficiency_files;  // applied in order
   int64_t gpus = 0;
   int64_t nodes = 0;
   int64_t seq_len = 0;

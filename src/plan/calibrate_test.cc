@@ -72,8 +72,9 @@ TEST(Accuracy, ShippedParametersOnTheCalibrationRuns) {
     const char* source;
     double max_mape;
   };
+  // Measured: 14.2%, 4.0%, 6.5%, 3.9%, 10.8%, 13.7%; overall 7.5%.
   const Bound bounds[] = {{"narayanan2021", 0.15}, {"korthikanti2022", 0.045}, {"nemo-24.07", 0.07},
-                          {"llm-foundry", 0.055},  {"torchtitan", 0.12},       {"vtrain", 0.14}};
+                          {"llm-foundry", 0.045},  {"torchtitan", 0.12},       {"vtrain", 0.14}};
   for (const Bound& b : bounds) {
     bool found = false;
     for (const SourceAccuracy& a : r.by_source) {
@@ -84,7 +85,7 @@ TEST(Accuracy, ShippedParametersOnTheCalibrationRuns) {
     }
     EXPECT_TRUE(found) << b.source;
   }
-  EXPECT_LE(r.overall.mape, 0.085);
+  EXPECT_LE(r.overall.mape, 0.08);
   // Ranking inside vTrain's grid, which includes deliberately slow layouts.
   for (const SourceAccuracy& a : r.by_source) {
     if (a.source == "vtrain") {
@@ -167,6 +168,59 @@ TEST(EfficiencyDb, BuiltinFamiliesAndErrors) {
   ASSERT_TRUE(again.AddCsv(e.ToCsv(), "round.csv").ok());
   EXPECT_NEAR(again.For("a100").overlap_efficiency, 0.5, 1e-9);
   EXPECT_EQ(again.families().size(), e.families().size());
+}
+
+// data/efficiency/vector_kernels.csv: one row per family and kernel, each
+// with its source; overrides change only the given columns; bad input gives
+// one-line errors naming the file, line and column, and changes nothing.
+TEST(EfficiencyDb, VectorKernelTableAndErrors) {
+  Dbs d = LoadDbs();
+  for (const EfficiencyParams& p : d.efficiency.families()) {
+    for (const VectorKernelParams& k : p.vector_kernels)
+      EXPECT_FALSE(k.source.empty()) << p.family;
+  }
+  const auto norm = static_cast<size_t>(VectorKernel::kNorm);
+  const auto act = static_cast<size_t>(VectorKernel::kActivation);
+  EfficiencyDb e = d.efficiency;
+  auto error = [&](const std::string& csv) {
+    EfficiencyDb copy = e;
+    Status s = copy.AddCsv(csv, "k.csv");
+    EXPECT_EQ(copy.ToCsv() + copy.VectorKernelsToCsv(), e.ToCsv() + e.VectorKernelsToCsv()) << csv;
+    EXPECT_EQ(s.message().find('\n'), std::string::npos) << s.message();
+    return s;
+  };
+  Status bad = error("family,kernel,bw_fraction\nampere,norm,abc\n");
+  EXPECT_EQ(bad.code(), StatusCode::kParse);
+  EXPECT_NE(bad.message().find("k.csv:2: column 'bw_fraction': 'abc' is not a number"), std::string::npos)
+      << bad.message();
+  Status range = error("family,kernel,min_us\nampere,norm,0.5\nhopper,activation,-1\n");
+  EXPECT_EQ(range.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(range.message().find("k.csv:3: column 'min_us': -1 is not in [0, 1000]"), std::string::npos)
+      << range.message();
+  Status kind = error("family,kernel\nampere,softmax\n");
+  EXPECT_EQ(kind.code(), StatusCode::kParse);
+  EXPECT_NE(kind.message().find("k.csv:2: column 'kernel': 'softmax' is not norm, residual_add or activation"),
+            std::string::npos)
+      << kind.message();
+  Status family = error("family,kernel\ntpu,norm\n");
+  EXPECT_NE(family.message().find("k.csv:2: column 'family': 'tpu'"), std::string::npos) << family.message();
+  EXPECT_EQ(error("family,kernel\nampere,norm\nampere,norm\n").code(), StatusCode::kParse);
+  EXPECT_EQ(error("family,kernel,bogus\nampere,norm,1\n").code(), StatusCode::kParse);
+  EXPECT_EQ(error("kernel,min_us\nnorm,1\n").code(), StatusCode::kParse);
+
+  // An override changes only the given kernel and column; the table round-trips.
+  ASSERT_TRUE(e.AddCsv("family,kernel,bw_fraction\nhopper,activation,0.25\n", "k.csv").ok());
+  EXPECT_DOUBLE_EQ(e.For("h100").vector_kernels[act].bw_fraction, 0.25);
+  EXPECT_DOUBLE_EQ(e.For("h100").vector_kernels[act].min_us, d.efficiency.For("h100").vector_kernels[act].min_us);
+  EXPECT_DOUBLE_EQ(e.For("h100").vector_kernels[norm].bw_fraction,
+                   d.efficiency.For("h100").vector_kernels[norm].bw_fraction);
+  EfficiencyDb again = d.efficiency;
+  ASSERT_TRUE(again.AddCsv(e.VectorKernelsToCsv(), "round.csv").ok());
+  EXPECT_NEAR(again.For("h100").vector_kernels[act].bw_fraction, 0.25, 1e-9);
+  EXPECT_EQ(again.For("h100").vector_kernels[act].source, e.For("h100").vector_kernels[act].source);
+  // A family added by an efficiency override starts from the default's kernels.
+  ASSERT_TRUE(e.AddCsv("family,accelerators\ntpu,tpu-v5\n", "x.csv").ok());
+  EXPECT_DOUBLE_EQ(e.For("tpu-v5p").vector_kernels[norm].min_us, e.For("default-id").vector_kernels[norm].min_us);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The efficiency database (data/efficiency/efficiency.csv): a few fitted
-// fractions per accelerator family, matched by accelerator-id prefix.
+// fractions per accelerator family, matched by accelerator-id prefix, and the
+// vector kernel parameters of each family (data/efficiency/vector_kernels.csv).
 
 #include <algorithm>
 #include <charconv>
@@ -8,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/csv.h"
@@ -25,6 +27,37 @@ namespace mfu {
 namespace {
 
 constexpr std::string_view kBuiltinPath = "efficiency/efficiency.csv";
+constexpr std::string_view kBuiltinKernelsPath = "efficiency/vector_kernels.csv";
+
+const base::EmbeddedFile* FindBuiltin(std::string_view path) {
+  for (const base::EmbeddedFile& file : base::PlanDataFiles()) {
+    if (file.path == path)
+      return &file;
+  }
+  return nullptr;
+}
+
+// A number field of a CSV row: kParse unless the whole field is a finite
+// number, kOutOfRange outside [min, max].
+StatusOr<double> BoundedNumber(std::string_view field, const std::string& where, const std::string& name, double min,
+                               double max) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
+  if (field.empty() || ec != std::errc() || end != field.data() + field.size() || !std::isfinite(value))
+    return ParseError(where + ": column '" + name + "': '" + std::string(field) + "' is not a number");
+  if (value < min || value > max) {
+    return OutOfRangeError(where + ": column '" + name + "': " + std::string(field) + " is not in [" +
+                           base::FormatNumber(min) + ", " + base::FormatNumber(max) + "]");
+  }
+  return value;
+}
+
+std::string Quoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text)
+    out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
 
 // Four significant digits: what a fitted parameter means to a reader.
 std::string Short(double v) {
@@ -49,22 +82,36 @@ std::array<EfficiencyParamInfo, kNumEfficiencyParams> EfficiencyParamInfos() {
 }
 
 StatusOr<EfficiencyDb> EfficiencyDb::LoadBuiltin() {
-  for (const base::EmbeddedFile& file : base::PlanDataFiles()) {
-    if (file.path == kBuiltinPath) {
-      EfficiencyDb db;
-      Status s = db.AddCsv(file.bytes, "data/efficiency/efficiency.csv");
-      if (!s.ok())
-        return InternalError("built-in efficiency table is invalid: " + s.message());
-      if (db.Mutable("default") == nullptr)
-        return InternalError("built-in efficiency table has no 'default' family");
-      return db;
+  const base::EmbeddedFile* table = FindBuiltin(kBuiltinPath);
+  const base::EmbeddedFile* kernels = FindBuiltin(kBuiltinKernelsPath);
+  if (table == nullptr || kernels == nullptr)
+    return InternalError("built-in efficiency tables missing from the binary");
+  EfficiencyDb db;
+  Status s = db.AddCsv(table->bytes, "data/efficiency/efficiency.csv");
+  if (!s.ok())
+    return InternalError("built-in efficiency table is invalid: " + s.message());
+  if (db.Mutable("default") == nullptr)
+    return InternalError("built-in efficiency table has no 'default' family");
+  s = db.AddCsv(kernels->bytes, "data/efficiency/vector_kernels.csv");
+  if (!s.ok())
+    return InternalError("built-in vector kernel table is invalid: " + s.message());
+  // Every family has a row, with its source, for every kernel.
+  for (const EfficiencyParams& p : db.families_) {
+    for (size_t k = 0; k < kNumVectorKernels; ++k) {
+      if (p.vector_kernels[k].source.empty()) {
+        return InternalError("built-in vector kernel table has no '" +
+                             std::string(VectorKernelName(static_cast<VectorKernel>(k))) + "' row for family '" +
+                             p.family + "'");
+      }
     }
   }
-  return InternalError("built-in efficiency table missing from the binary");
+  return db;
 }
 
 Status EfficiencyDb::AddCsv(std::string_view text, std::string_view origin) {
   MFU_ASSIGN_OR_RETURN(base::CsvTable table, base::ParseCsv(text, origin));
+  if (table.Column("kernel") >= 0)
+    return AddVectorKernelCsv(text, origin);
   const auto params = EfficiencyParamInfos();
   const std::vector<std::string> other = {"family", "accelerators", "memory_reserved_gib", "source"};
   for (const std::string& name : table.header) {
@@ -119,25 +166,14 @@ Status EfficiencyDb::AddCsv(std::string_view text, std::string_view origin) {
         }
         continue;
       }
-      double value = 0;
-      auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
-      if (field.empty() || ec != std::errc() || end != field.data() + field.size() || !std::isfinite(value)) {
-        return ParseError(where + ": column '" + name + "': '" + std::string(field) + "' is not a number");
-      }
       if (name == "memory_reserved_gib") {
-        if (value < 0 || value > 1024)
-          return OutOfRangeError(where + ": column '" + name + "': " + std::string(field) + " is not in [0, 1024]");
-        p.memory_reserved_gib = value;
+        MFU_ASSIGN_OR_RETURN(p.memory_reserved_gib, BoundedNumber(field, where, name, 0, 1024));
         continue;
       }
       for (const EfficiencyParamInfo& info : params) {
-        if (name != info.name)
-          continue;
-        if (value < info.min || value > info.max) {
-          return OutOfRangeError(where + ": column '" + name + "': " + std::string(field) + " is not in [" +
-                                 base::FormatNumber(info.min) + ", " + base::FormatNumber(info.max) + "]");
+        if (name == info.name) {
+          MFU_ASSIGN_OR_RETURN(p.*info.field, BoundedNumber(field, where, name, info.min, info.max));
         }
-        p.*info.field = value;
       }
     }
     added.push_back(std::move(p));
@@ -197,11 +233,78 @@ std::string EfficiencyDb::ToCsv() const {
     for (size_t i = 0; i < p.accelerators.size(); ++i)
       out += (i > 0 ? ";" : "") + p.accelerators[i];
     for (const EfficiencyParamInfo& info : EfficiencyParamInfos())
-      out += "," + Short(p.*info.field);
-    out += "," + Short(p.memory_reserved_gib) + ",\"";
-    for (char c : p.source)
-      out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    out += "\"\n";
+      out.append(",").append(Short(p.*info.field));
+    out.append(",").append(Short(p.memory_reserved_gib)).append(",").append(Quoted(p.source)).append("\n");
+  }
+  return out;
+}
+
+Status EfficiencyDb::AddVectorKernelCsv(std::string_view text, std::string_view origin) {
+  MFU_ASSIGN_OR_RETURN(base::CsvTable table, base::ParseCsv(text, origin));
+  const auto params = VectorKernelParamInfos();
+  const std::string header_where = std::string(origin) + ":" + std::to_string(table.header_line);
+  for (const std::string& name : table.header) {
+    const bool known =
+        name == "family" || name == "kernel" || name == "source" ||
+        std::any_of(params.begin(), params.end(), [&](const VectorKernelParamInfo& p) { return name == p.name; });
+    if (!known)
+      return ParseError(header_where + ": unknown column '" + name + "'");
+  }
+  const int family_col = table.Column("family");
+  const int kernel_col = table.Column("kernel");
+  if (family_col < 0)
+    return ParseError(header_where + ": no 'family' column");
+  // Rows apply to a copy: nothing changes unless all are valid.
+  std::vector<EfficiencyParams> updated = families_;
+  std::vector<std::pair<std::string, size_t>> seen;
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    const std::vector<std::string>& row = table.rows[r];
+    const std::string where = std::string(origin) + ":" + std::to_string(table.line_numbers[r]);
+    const std::string family = base::ToLower(base::Trim(row[static_cast<size_t>(family_col)]));
+    auto it =
+        std::find_if(updated.begin(), updated.end(), [&](const EfficiencyParams& p) { return p.family == family; });
+    if (it == updated.end())
+      return ParseError(where + ": column 'family': '" + family + "' is not a family of the efficiency table");
+    const std::string kernel = base::ToLower(base::Trim(row[static_cast<size_t>(kernel_col)]));
+    size_t k = 0;
+    while (k < kNumVectorKernels && kernel != VectorKernelName(static_cast<VectorKernel>(k)))
+      ++k;
+    if (k == kNumVectorKernels)
+      return ParseError(where + ": column 'kernel': '" + kernel + "' is not norm, residual_add or activation");
+    if (std::find(seen.begin(), seen.end(), std::make_pair(family, k)) != seen.end())
+      return ParseError(where + ": column 'kernel': '" + family + "' '" + kernel + "' appears twice");
+    seen.emplace_back(family, k);
+    VectorKernelParams& v = it->vector_kernels[k];
+    for (size_t c = 0; c < table.header.size(); ++c) {
+      const std::string& name = table.header[c];
+      const std::string_view field = base::Trim(row[c]);
+      if (name == "source") {
+        v.source = std::string(field);
+        continue;
+      }
+      for (const VectorKernelParamInfo& info : params) {
+        if (name == info.name) {
+          MFU_ASSIGN_OR_RETURN(v.*info.field, BoundedNumber(field, where, name, info.min, info.max));
+        }
+      }
+    }
+  }
+  families_ = std::move(updated);
+  return Status::Ok();
+}
+
+std::string EfficiencyDb::VectorKernelsToCsv() const {
+  std::string out = "family,kernel";
+  for (const VectorKernelParamInfo& info : VectorKernelParamInfos())
+    out += std::string(",") + info.name;
+  out += ",source\n";
+  for (const EfficiencyParams& p : families_) {
+    for (size_t k = 0; k < kNumVectorKernels; ++k) {
+      out.append(p.family).append(",").append(VectorKernelName(static_cast<VectorKernel>(k)));
+      for (const VectorKernelParamInfo& info : VectorKernelParamInfos())
+        out.append(",").append(Short(p.vector_kernels[k].*info.field));
+      out.append(",").append(Quoted(p.vector_kernels[k].source)).append("\n");
+    }
   }
   return out;
 }

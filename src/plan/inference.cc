@@ -7,6 +7,7 @@
 #include <string>
 
 #include "mfu/memory.h"
+#include "mfu/vector_kernels.h"
 
 namespace mfu {
 namespace {
@@ -202,13 +203,26 @@ static StepCost Step(const InferenceSetup& s, double peak, double hbm, double ro
       s.gpu->peak_flops(DType::kBf16) > 0 ? s.gpu->peak_flops(DType::kBf16) : s.gpu->peak_flops(DType::kFp16);
   const double attn_c = attn_flops / (attn_peak * e.attention_peak_fraction);
   parts.Add(attn_c, (kv_read + kv_write) / hbm, attn_c);
-  // Norms, residuals, activation: about 10 passes over the hidden state and
-  // 3 over the MLP activation per layer.
-  const double ffn = m.is_moe() ? static_cast<double>(m.moe.expert_ffn * m.moe.top_k) * moe_share +
-                                      static_cast<double>(m.ffn) * (1 - moe_share)
-                                : static_cast<double>(m.ffn);
-  const double vector_bytes = kActivationBytes * rows * (10 * h + 3 * ffn / tp);
-  parts.Add(0, vector_bytes / hbm, 0);
+  // Norms, residual adds, the MLP activation: the vector kernels shared with
+  // the training model (vector_kernels.h), each with its floor and bandwidth.
+  LayerVectorWork vec;
+  vec.hidden_rows = rows;
+  vec.hidden = h;
+  vec.dense_act_rows = rows;
+  vec.dense_act_width = static_cast<double>(m.ffn) / tp;
+  if (m.is_moe()) {
+    // Expert parallelism spreads the dispatched rows over the ep GPUs;
+    // otherwise every GPU holds a tp slice of each expert.
+    const double dispatched = rows * static_cast<double>(m.moe.top_k);
+    const bool ep = s.ep > 1;
+    vec.expert_act_rows = ep ? dispatched / expert_shard : dispatched;
+    vec.expert_act_width = static_cast<double>(m.moe.expert_ffn) / (ep ? 1.0 : expert_shard);
+    vec.moe_share = moe_share;
+  }
+  vec.gated = m.gated_mlp;
+  vec.element_bytes = kActivationBytes;
+  const double vector_bytes = LayerVectorBytes(vec);
+  parts.Add(0, LayerVectorSeconds(e.vector_kernels, s.gpu->memory_bw_tbps * 1e12, vec), 0);
   // Tensor parallelism: two all-reduces of the hidden state per layer.
   const Cluster* cl = s.cluster;
   const LinkSpec link{

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,7 +20,6 @@ namespace {
 
 constexpr double kBytes = 2;                          // 16-bit operands
 constexpr double kLargeCollective = 4.0 * (1 << 20);  // below: latency-dominated
-constexpr double kLargeVectorTokens = 512;            // below: launch-dominated
 
 class Row {
  public:
@@ -74,19 +74,26 @@ Status ParseCompute(std::string_view text, const std::string& origin, OperatorPr
       MFU_ASSIGN_OR_RETURN(double ms, row.Number((std::string(g.op) + "_ms").c_str()));
       out.operators.push_back({gpu, g.op, true, tokens, g.n, g.k, 0, tokens, ms * 1e-3});
     }
-    // Memory-bound operators and their 16-bit traffic: a norm reads and
-    // writes the hidden state, the residual add reads two and writes one,
-    // the gated activation reads gate and up and writes one.
+    // Memory-bound operators and their 16-bit traffic per token row: a norm
+    // reads and writes the hidden state (the weight is negligible), the
+    // residual add reads two and writes one, the gated activation reads gate
+    // and up and writes one. At 4096 tokens these bytes put Vidur's adds at
+    // 82-100% of HBM bandwidth, its activations at 39-58% and its norms at
+    // 30-36%: slow kernels, not missing traffic.
     struct Vector {
       const char* op;
-      double bytes;
+      VectorKernel kernel;
+      double row_bytes;
     };
-    const Vector vectors[] = {{"input_layernorm", 2 * tokens * h * kBytes},
-                              {"add", 3 * tokens * h * kBytes},
-                              {"mlp_act", (glu ? 3 : 2) * tokens * ffn / tp * kBytes}};
+    const Vector vectors[] = {{"input_layernorm", VectorKernel::kNorm, 2 * h * kBytes},
+                              {"add", VectorKernel::kResidualAdd, 3 * h * kBytes},
+                              {"mlp_act", VectorKernel::kActivation, (glu ? 3 : 2) * ffn / tp * kBytes}};
     for (const Vector& v : vectors) {
       MFU_ASSIGN_OR_RETURN(double ms, row.Number((std::string(v.op) + "_ms").c_str()));
-      out.operators.push_back({gpu, v.op, false, 0, 0, 0, v.bytes, tokens, ms * 1e-3});
+      OperatorSample sample{gpu, v.op, false, 0, 0, 0, tokens * v.row_bytes, tokens, ms * 1e-3};
+      sample.kernel = v.kernel;
+      sample.row_bytes = v.row_bytes;
+      out.operators.push_back(std::move(sample));
     }
   }
   return Status::Ok();
@@ -132,11 +139,114 @@ double Mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
+double Median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// A vector operator sample as its kernel's fit sees it.
+struct KernelPoint {
+  double rows = 0, row_bytes = 0, seconds = 0;
+  double hbm = 0;  // the sample's accelerator's HBM bandwidth, bytes/s
+};
+
+double KernelLogError(const std::vector<KernelPoint>& points, const VectorKernelParams& k) {
+  double sum = 0;
+  for (const KernelPoint& p : points)
+    sum += std::fabs(std::log(VectorKernelSeconds(k, p.hbm, p.rows, p.row_bytes) / p.seconds));
+  return points.empty() ? 0 : sum / static_cast<double>(points.size());
+}
+
+std::vector<double> KernelErrors(const std::vector<KernelPoint>& points, const VectorKernelParams& k) {
+  std::vector<double> e;
+  for (const KernelPoint& p : points)
+    e.push_back(std::fabs(VectorKernelSeconds(k, p.hbm, p.rows, p.row_bytes) / p.seconds - 1));
+  return e;
+}
+
+// One kernel kind's min_us, row_ns_per_kib and bw_fraction: the best point of
+// a coarse grid first (the objective is flat wherever the floor or the
+// bandwidth term alone sets every sample, so a search from one start can
+// stall), then coordinate descent on grids that narrow around each value.
+VectorKernelParams FitKernel(const std::vector<KernelPoint>& points, VectorKernelParams k) {
+  const auto infos = VectorKernelParamInfos();
+  double best = std::numeric_limits<double>::infinity();
+  VectorKernelParams trial = k;
+  for (double min_us : {0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0}) {
+    for (double row : {0.0, 25.0, 50.0, 100.0, 150.0, 200.0}) {
+      for (double bw : {0.3, 0.5, 0.7, 0.9}) {
+        trial.min_us = min_us;
+        trial.row_ns_per_kib = row;
+        trial.bw_fraction = bw;
+        const double value = KernelLogError(points, trial);
+        if (value < best) {
+          best = value;
+          k = trial;
+        }
+      }
+    }
+  }
+  // Each step's scale: a fraction of the value, or of a typical magnitude
+  // (microseconds, tens of ns per KiB, a tenth of bandwidth) near zero.
+  const double scales[kNumVectorKernelParams] = {1.0, 10.0, 0.1};
+  for (int sweep = 0; sweep < 20; ++sweep) {
+    const double width = 0.5 / std::pow(1.5, sweep);
+    for (size_t i = 0; i < infos.size(); ++i) {
+      const VectorKernelParamInfo& info = infos[i];
+      const double current = k.*info.field;
+      const double range = std::max(current, scales[i]) * width;
+      double chosen = current;
+      for (int step = -16; step <= 16; ++step) {
+        trial = k;
+        trial.*info.field = std::clamp(current + range * step / 16.0, info.min, info.max);
+        const double value = KernelLogError(points, trial);
+        if (value < best - 1e-12) {
+          best = value;
+          chosen = trial.*info.field;
+        }
+      }
+      k.*info.field = chosen;
+    }
+  }
+  return k;
+}
+
+// Fits each vector kernel kind of one family to its samples (the kinds are
+// independent) and stores the parameters in `p`.
+std::vector<VectorKernelFit> FitVectorKernels(const std::vector<const OperatorSample*>& samples, const HardwareDb& hw,
+                                              const std::string& origin, EfficiencyParams& p) {
+  std::vector<VectorKernelFit> fits;
+  for (size_t k = 0; k < kNumVectorKernels; ++k) {
+    std::vector<KernelPoint> points;
+    for (const OperatorSample* s : samples) {
+      StatusOr<const Accelerator*> gpu = hw.Find(s->accelerator);
+      if (!s->gemm && static_cast<size_t>(s->kernel) == k && s->seconds > 0 && gpu.ok())
+        points.push_back({s->tokens, s->row_bytes, s->seconds, (*gpu)->memory_bw_tbps * 1e12});
+    }
+    if (points.empty())
+      continue;
+    VectorKernelFit f;
+    f.kernel = static_cast<VectorKernel>(k);
+    f.samples = points.size();
+    f.median_before = Median(KernelErrors(points, p.vector_kernels[k]));
+    f.params = FitKernel(points, p.vector_kernels[k]);
+    f.params.source = "fitted by mfu calibrate --operators to " + std::to_string(points.size()) +
+                      " measured kernel times" + (origin.empty() ? "" : " (" + origin + ")");
+    f.median_after = Median(KernelErrors(points, f.params));
+    p.vector_kernels[k] = f.params;
+    fits.push_back(f);
+  }
+  return fits;
+}
+
 }  // namespace
 
 StatusOr<OperatorProfiles> ParseOperatorProfiles(std::string_view compute_csv, std::string_view collectives_csv,
                                                  std::string_view origin) {
   OperatorProfiles p;
+  p.origin = std::string(origin);
   if (!compute_csv.empty())
     MFU_RETURN_IF_ERROR(ParseCompute(compute_csv, std::string(origin) + "/compute.csv", p));
   if (!collectives_csv.empty())
@@ -159,7 +269,8 @@ double PredictSample(const OperatorSample& s, const HardwareDb& hw, const Effici
     return 0;
   if (s.gemm)
     return GemmSeconds(**gpu, e, DType::kFp16, s.m, s.n, s.k);
-  return s.bytes / ((*gpu)->memory_bw_tbps * 1e12 * e.vector_bw_fraction);
+  return VectorKernelSeconds(e.vector_kernels[static_cast<size_t>(s.kernel)], (*gpu)->memory_bw_tbps * 1e12, s.tokens,
+                             s.row_bytes);
 }
 
 double PredictSample(const CollectiveSample& s, const ClusterDb& clusters, const EfficiencyParams& e) {
@@ -187,8 +298,6 @@ StatusOr<std::vector<OperatorFamilyFit>> FitOperatorProfiles(const OperatorProfi
     StatusOr<const Accelerator*> gpu = hw.Find(s.accelerator);
     if (!gpu.ok())
       return gpu.status().WithPrefix("operator profile");
-    if (!s.gemm && s.tokens < kLargeVectorTokens)
-      continue;
     const std::string family = efficiency.For((*gpu)->id).family;
     ops[family].push_back(&s);
     note(family);
@@ -255,9 +364,10 @@ StatusOr<std::vector<OperatorFamilyFit>> FitOperatorProfiles(const OperatorProfi
     static const auto infos = EfficiencyParamInfos();
     for (const EfficiencyParamInfo& info : infos) {
       const std::string name = info.name;
-      const bool measured = ((name == "matmul_peak_fraction" || name == "matmul_half_dim") && fit.gemms > 0) ||
-                            (name == "vector_bw_fraction" && (fit.gemms > 0 || fit.vectors > 0)) ||
-                            (name == "scaleup_bw_fraction" && fit.collectives > 0);
+      const bool measured =
+          ((name == "matmul_peak_fraction" || name == "matmul_half_dim" || name == "vector_bw_fraction") &&
+           fit.gemms > 0) ||
+          (name == "scaleup_bw_fraction" && fit.collectives > 0);
       if (measured) {
         params.push_back(&info);
         fit.fitted.push_back(name);
@@ -282,6 +392,7 @@ StatusOr<std::vector<OperatorFamilyFit>> FitOperatorProfiles(const OperatorProfi
         (*p).*(info->field) = chosen;
       }
     }
+    fit.kernels = FitVectorKernels(ops[family], hw, profiles.origin, *p);
     fit.gemm_mape_after = Mean(errors(true, false));
     fit.vector_mape_after = Mean(errors(false, false));
     fit.collective_mape_after = Mean(errors(false, true));

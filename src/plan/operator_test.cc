@@ -1,9 +1,10 @@
-// The model's GEMM roofline and collective model against measured operator
-// times: Vidur's profiles (tests/data/vidur/, MIT; FP16 GEMMs and vector
-// operators of Llama layers on A100 and H100 per token count and TP degree,
-// NCCL all-reduce on a DGX H100). The shipped GEMM and NVLink parameters
-// were fitted to these (mfu calibrate --operators); this test fails when a
-// change makes the model disagree with them more.
+// The model's GEMM roofline, vector kernels and collective model against
+// measured operator times: Vidur's profiles (tests/data/vidur/, MIT; FP16
+// GEMMs and vector operators of Llama layers on A100 and H100 per token
+// count and TP degree, NCCL all-reduce on a DGX H100). The shipped GEMM,
+// vector kernel and NVLink parameters were fitted to these (mfu calibrate
+// --operators); this test fails when a change makes the model disagree with
+// them more.
 
 #include <gtest/gtest.h>
 
@@ -11,12 +12,14 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mfu/cluster.h"
 #include "mfu/hwdb.h"
 #include "mfu/operator_profiles.h"
 #include "mfu/perf_model.h"
+#include "mfu/vector_kernels.h"
 
 namespace mfu {
 namespace {
@@ -113,23 +116,72 @@ TEST_F(OperatorProfilesTest, AllReduceOnNvlinkWithinBounds) {
 
 // The per-operator table of docs/infer.md: median error of the predicted
 // kernel time per operator and GPU over every token count (1-4096) and TP
-// degree (1-8), GEMMs and memory-bound vector operators.
+// degree (1-8), GEMMs and memory-bound vector operators. The bounds are the
+// medians measured with the shipped parameters plus a small margin; the
+// inference issue's goal is 15% for each.
 TEST_F(OperatorProfilesTest, PerOperatorMedianErrors) {
   std::map<std::string, std::vector<double>> by_op;
   for (const OperatorSample& s : profiles_.operators) {
     const double predicted = PredictSample(s, hw_, eff_.For(s.accelerator));
     by_op[s.accelerator + " " + s.op].push_back(std::fabs(predicted / s.seconds - 1));
   }
-  double worst_gemm_median = 0;
+  struct Bound {
+    const char* op;
+    double a100, h100;  // measured: A100, H100
+  };
+  const Bound bounds[] = {
+      {"attn_pre_proj", 0.10, 0.115},    // 8.5%, 9.9%
+      {"attn_post_proj", 0.115, 0.14},   // 10.2%, 12.6%
+      {"mlp_up_proj", 0.095, 0.125},     // 8.0%, 11.1%
+      {"mlp_down_proj", 0.10, 0.14},     // 8.3%, 12.4%
+      {"input_layernorm", 0.045, 0.02},  // 2.9%, 0.0% (Vidur's times are whole microseconds)
+      {"add", 0.025, 0.12},              // 0.9%, 10.7%
+      {"mlp_act", 0.09, 0.105},          // 7.4%, 9.1%
+  };
   for (auto& [key, errors] : by_op) {
     std::sort(errors.begin(), errors.end());
-    const double median = errors[errors.size() / 2];
-    std::printf("%-36s %3zu shapes  median %5.1f%%  p90 %5.1f%%\n", key.c_str(), errors.size(), 100 * median,
-                100 * errors[errors.size() * 9 / 10]);
-    if (key.find("proj") != std::string::npos)
-      worst_gemm_median = std::max(worst_gemm_median, median);
+    std::printf("%-36s %3zu shapes  median %5.1f%%  p90 %5.1f%%\n", key.c_str(), errors.size(),
+                100 * errors[errors.size() / 2], 100 * errors[errors.size() * 9 / 10]);
   }
-  EXPECT_LE(worst_gemm_median, 0.15);  // the inference issue's goal for operator medians
+  for (const Bound& b : bounds) {
+    for (const auto& [gpu, bound] : {std::pair{"a100-sxm4-80gb", b.a100}, std::pair{"h100-sxm5-80gb", b.h100}}) {
+      const std::vector<double>& errors = by_op[std::string(gpu) + " " + b.op];
+      ASSERT_EQ(errors.size(), 104u) << gpu << " " << b.op;
+      EXPECT_LE(errors[errors.size() / 2], bound) << gpu << " " << b.op;
+      EXPECT_LE(bound, 0.15);
+    }
+  }
+}
+
+// The shipped vector kernel rows are what the fit gives (mfu calibrate
+// --operators, docs/plan.md), from any starting values: the fit starts from
+// a grid, not from the table it updates.
+TEST_F(OperatorProfilesTest, VectorKernelFitReproducesTheShippedRows) {
+  EfficiencyDb from_shipped = eff_;
+  EfficiencyDb from_elsewhere = eff_;
+  for (const char* family : {"ampere", "hopper"}) {
+    for (VectorKernelParams& k : from_elsewhere.Mutable(family)->vector_kernels)
+      k = {10, 0, 0.9, "elsewhere"};
+  }
+  auto a = FitOperatorProfiles(profiles_, hw_, clusters_, from_shipped);
+  auto b = FitOperatorProfiles(profiles_, hw_, clusters_, from_elsewhere);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (const char* family : {"ampere", "hopper"}) {
+    for (size_t k = 0; k < kNumVectorKernels; ++k) {
+      const VectorKernelParams& shipped = eff_.Mutable(family)->vector_kernels[k];
+      const VectorKernelParams& fitted = from_shipped.Mutable(family)->vector_kernels[k];
+      const VectorKernelParams& other = from_elsewhere.Mutable(family)->vector_kernels[k];
+      for (const VectorKernelParamInfo& info : VectorKernelParamInfos()) {
+        const std::string what =
+            std::string(family) + " " + VectorKernelName(static_cast<VectorKernel>(k)) + " " + info.name;
+        EXPECT_DOUBLE_EQ(fitted.*info.field, other.*info.field) << what;
+        // The table holds four significant digits.
+        EXPECT_NEAR(fitted.*info.field, shipped.*info.field, 5e-4 * std::fabs(shipped.*info.field)) << what;
+      }
+      EXPECT_EQ(fitted.source.rfind("fitted by mfu calibrate --operators to 104 measured kernel times", 0), 0u);
+      EXPECT_EQ(shipped.source.rfind("fitted by mfu calibrate --operators to 104 measured kernel times", 0), 0u);
+    }
+  }
 }
 
 TEST(OperatorProfiles, ParseErrorsNameFileLineAndColumn) {

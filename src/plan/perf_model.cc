@@ -15,6 +15,7 @@
 #include <string>
 
 #include "mfu/memory.h"
+#include "mfu/vector_kernels.h"
 
 namespace mfu {
 namespace {
@@ -58,6 +59,24 @@ double AllReduceTime(double n, double bytes, const Link& l) {
 }
 double AllToAllTime(double n, double bytes, const Link& l) {
   return AllGatherTime(n, bytes, l);
+}
+
+// Training frameworks' norms (Apex's and Transformer Engine's fused
+// LayerNorm, PyTorch's layer_norm) are not the kernel Vidur profiled for the
+// `norm` row (vLLM/Sarathi's RMSNorm, one thread block per token row, 30-36%
+// of HBM bandwidth at 4096 tokens). Timed with that row, the measured runs
+// get worse where norms weigh most (tensor parallelism without sequence
+// parallelism: korthikanti2022 4.0% -> 5.2% MAPE, vtrain 13.7% -> 15.1%), and
+// no slower norm improves them; so a training step streams its norms at
+// vector_bw_fraction, like its other unprofiled traffic. Residual adds and
+// activations use the family's kernels.
+VectorKernelTable TrainingVectorKernels(const EfficiencyParams& e) {
+  VectorKernelTable k = e.vector_kernels;
+  VectorKernelParams& norm = k[static_cast<size_t>(VectorKernel::kNorm)];
+  norm.min_us = 0;
+  norm.row_ns_per_kib = 0;
+  norm.bw_fraction = e.vector_bw_fraction;
+  return k;
 }
 
 double Gemm(double d, double half) {
@@ -132,6 +151,7 @@ StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
 
   PerfModel p;
   p.setup_ = setup;
+  p.vector_kernels_ = TrainingVectorKernels(setup.efficiency);
   // Executed work: exact GEMMs, causal attention halved, sliding windows
   // exact (the MaxText convention's forward counts).
   MFU_ASSIGN_OR_RETURN(TrainingFlops executed,
@@ -188,6 +208,11 @@ StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
     p.hardware_flops_per_token_[static_cast<size_t>(r)] = t.hardware_per_token;
   }
   return p;
+}
+
+void PerfModel::SetEfficiency(const EfficiencyParams& efficiency) {
+  setup_.efficiency = efficiency;
+  vector_kernels_ = TrainingVectorKernels(efficiency);
 }
 
 size_t PerfModel::ActivationKey(int64_t tp, bool sp, Recompute recompute, bool flash) {
@@ -324,16 +349,24 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
     const double elements = mbs / cp * static_cast<double>(m.heads) / tp * seq * seq;
     core_vec_f = 6 * kActivationBytes * elements / hbm;
   }
-  // Elementwise traffic (bytes): norms and residuals on the hidden state
-  // (split by tp under sequence parallelism), the MLP activation, rope on q/k.
-  const double hidden_tokens = sp ? tokens / tp : tokens;
-  const double ffn_act =
-      m.is_moe() ? static_cast<double>(m.moe.expert_ffn) * static_cast<double>(m.moe.top_k) * moe_layer_share_ / etp +
-                       mlp_width * (1 - moe_layer_share_) / tp
-                 : mlp_width / tp;
-  const double vec_bytes_f = kActivationBytes * (10 * hidden_tokens * h + (m.gated_mlp ? 3 : 2) * tokens * ffn_act +
-                                                 4 * tokens * q_width / tp);
-  const double vec_f = vec_bytes_f / hbm + core_vec_f;
+  // Vector kernels (vector_kernels.h): norms and residual adds on the hidden
+  // state (split by tp under sequence parallelism), the MLP activation (the
+  // routed experts' over the dispatched rows); rope streams q/k at the
+  // vector bandwidth.
+  LayerVectorWork vec;
+  vec.hidden_rows = sp ? tokens / tp : tokens;
+  vec.hidden = h;
+  vec.dense_act_rows = tokens;
+  vec.dense_act_width = mlp_width / tp;
+  if (m.is_moe()) {
+    vec.expert_act_rows = tokens * static_cast<double>(m.moe.top_k);
+    vec.expert_act_width = static_cast<double>(m.moe.expert_ffn) / etp;
+    vec.moe_share = moe_layer_share_;
+  }
+  vec.gated = m.gated_mlp;
+  vec.element_bytes = kActivationBytes;
+  const double rope_s = kActivationBytes * 4 * tokens * q_width / tp / hbm;
+  const double vec_f = LayerVectorSeconds(vector_kernels_, gpu.memory_bw_tbps * 1e12, vec) + rope_s + core_vec_f;
   const double overhead_f = kKernelsPerLayer * e.kernel_overhead_us * 1e-6;
 
   // --- communication of one micro-batch, one layer ---

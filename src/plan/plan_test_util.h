@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
 #include "mfu/perf_model.h"
+#include "mfu/vector_kernels.h"
 
 namespace mfu::plan_test {
 
@@ -30,6 +32,9 @@ inline EfficiencyParams TestEfficiency() {
   e.overlap_efficiency = 0.8;
   e.kernel_overhead_us = 4;
   e.memory_reserved_gib = 3;
+  e.vector_kernels[static_cast<size_t>(VectorKernel::kNorm)] = {2, 100, 0.4, "test"};
+  e.vector_kernels[static_cast<size_t>(VectorKernel::kResidualAdd)] = {1, 0, 0.9, "test"};
+  e.vector_kernels[static_cast<size_t>(VectorKernel::kActivation)] = {1.5, 100, 0.5, "test"};
   return e;
 }
 

@@ -420,6 +420,54 @@ TEST(Cli, CalibrateReportsAccuracy) {
   EXPECT_EQ(j["after"]["by_source"].size(), 6u);
 }
 
+// The shipped vector kernel table is what the documented operator fit
+// writes (values columns; the sources are the file's prose), and a vector
+// kernel table given to --efficiency-file changes inference: a 50 us floor
+// for every vector kernel makes them take 32 layers x 5 kernels x 50 us =
+// 8 ms of a batch-1 decode step of Llama-3.1-8B.
+TEST(Cli, VectorKernelTableRoundTrip) {
+  char tmpl[] = "/tmp/mfu_vk_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  Result fit = RunMfu({"calibrate", SourcePath("tests/data/training-runs-calibration.csv"), "--operators",
+                       SourcePath("tests/data/vidur"), "--sweeps", "1", "--write-vector-kernels", dir + "/vk.csv"});
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  auto values = [](const std::string& path) {
+    std::ifstream f(path);
+    std::vector<std::string> rows;
+    std::string line;
+    while (std::getline(f, line)) {
+      size_t cut = 0;
+      for (int comma = 0; comma < 5 && cut != std::string::npos; ++comma)
+        cut = line.find(',', cut == 0 ? 0 : cut + 1);
+      rows.push_back(line.substr(0, cut));
+    }
+    return rows;
+  };
+  EXPECT_EQ(values(dir + "/vk.csv"), values(SourcePath("data/efficiency/vector_kernels.csv")));
+
+  {
+    std::ofstream slow(dir + "/slow.csv");
+    slow << "family,kernel,min_us,row_ns_per_kib,bw_fraction,source\n";
+    for (const char* kernel : {"norm", "residual_add", "activation"})
+      slow << "hopper," << kernel << ",50,0,0.5,test\n";
+  }
+  const std::vector<std::string> infer = {"infer", "--model",      "llama-3.1-8b", "--gpu",   "h100", "--input-len",
+                                          "1000",  "--output-len", "1000",         "--batch", "1",    "--json"};
+  Result base = RunMfu(infer);
+  std::vector<std::string> with_file = infer;
+  with_file.insert(with_file.end(), {"--efficiency-file", dir + "/slow.csv"});
+  Result slow = RunMfu(with_file);
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  const double tpot = nlohmann::json::parse(base.out)["tpot_s"].get<double>();
+  const double slow_tpot = nlohmann::json::parse(slow.out)["tpot_s"].get<double>();
+  // The 50 us floors replace the shipped kernels' times (under 1 ms a step).
+  EXPECT_LT(slow_tpot - tpot, 32 * 5 * 50e-6 * 1.001) << tpot << " " << slow_tpot;
+  EXPECT_GT(slow_tpot - tpot, 32 * 5 * 50e-6 - 1e-3) << tpot << " " << slow_tpot;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliErrors, PlanAndPredictBadInput) {
   const std::vector<std::string> base = {"--model", "llama-3.1-8b", "--cluster", "dgx-h100", "--seq-len", "4096"};
   auto with = [&](std::string cmd, std::vector<std::string> extra) {
