@@ -75,6 +75,23 @@ struct WorkloadResult {
   std::string batch_reason;  // "KV capacity", "engine cap", "given"
 };
 
+// A mix of request shapes (e.g. a serving benchmark's table): each pair is
+// served at its own largest batch (or the given one), one pair at a time;
+// the mix's throughput is its output tokens over the time all its requests
+// take, and its MFU/MBU are the time-weighted means.
+struct WorkloadPair {
+  double input_len = 0;
+  double output_len = 0;
+  double requests = 1;  // weight: how many requests of this shape
+};
+struct WorkloadMix {
+  std::vector<WorkloadResult> pairs;  // in the order given
+  double seconds = 0;                 // time to serve every request of the mix
+  double output_tokens_per_s = 0;     // sum(requests x output_len) / seconds
+  double mfu = 0;
+  double mbu = 0;
+};
+
 struct SpeculativeResult {
   double tokens_per_step = 0;             // (1 - a^(k+1)) / (1 - a)
   double step_s = 0;                      // drafting k tokens + one verify step over k+1 positions
@@ -124,6 +141,9 @@ class InferenceModel {
   // kOutOfRange when the context exceeds the model's maximum; kNotFound
   // when the weights leave no room for one request's KV cache.
   StatusOr<WorkloadResult> Workload(double input_len, double output_len, double batch = 0) const;
+  // Workload() per pair, and the mix; kInvalidArgument for an empty mix or
+  // a request count that is not positive.
+  StatusOr<WorkloadMix> Mix(const std::vector<WorkloadPair>& pairs, double batch = 0) const;
   StatusOr<SpeculativeResult> Speculative(double batch, double context, int64_t draft_tokens, double acceptance,
                                           const InferenceModel* drafter) const;
   StatusOr<MeasuredInference> FromMeasurement(double input_len, double output_len, double output_tokens_per_s,

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "base/csv.h"
+#include "base/file_system.h"
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/model_flags.h"
@@ -40,8 +42,12 @@ class InferCommand final : public Command {
     app.add_option("--ep", ep_, "Expert parallel size (MoE) [default: experts sharded by tp]")->capture_default_str();
     app.add_option("--weight-precision", weight_precision_, "bf16, fp16, fp8, int8, int4/fp4")->capture_default_str();
     app.add_option("--kv-precision", kv_precision_, "bf16, fp16, fp8")->capture_default_str();
-    app.add_option("--input-len,-i", input_len_, "Prompt tokens per request")->required();
-    app.add_option("--output-len,-o", output_len_, "Generated tokens per request")->required();
+    app.add_option("--input-len,-i", input_len_, "Prompt tokens per request");
+    app.add_option("--output-len,-o", output_len_, "Generated tokens per request");
+    app.add_option(
+        "--workload", workload_,
+        "Request shapes, each at its largest batch, and their mix: I:O[:N],... (I input and O output tokens, "
+        "N requests, a weight, default 1) or a CSV with input_len, output_len[, requests]");
     app.add_option("--batch,-b", batch_, "Concurrent requests [default: the largest that fits the KV cache]");
     app.add_option("--max-batch", max_batch_, "The engine's batch cap")->capture_default_str();
     app.add_option("--mla", mla_, "MLA decode: absorbed or naive")->capture_default_str();
@@ -100,8 +106,20 @@ class InferCommand final : public Command {
       return InvalidArgumentError("--max-batch must be in [1, 1e6]");
     s.max_batch = max_batch_;
     s.efficiency = efficiency.For(s.gpu->id);
-    if (input_len_ < 1 || output_len_ < 1)
-      return InvalidArgumentError("--input-len and --output-len must be >= 1");
+    const bool single = input_len_ != 0 || output_len_ != 0 || workload_.empty();
+    if (single && (input_len_ < 1 || output_len_ < 1)) {
+      return InvalidArgumentError(workload_.empty() ? "give --input-len and --output-len (each >= 1), or --workload"
+                                                    : "--input-len and --output-len must be >= 1");
+    }
+    std::vector<WorkloadPair> pairs;
+    if (!workload_.empty()) {
+      MFU_ASSIGN_OR_RETURN(pairs, ParseWorkload(workload_));
+      if (!single && (draft_tokens_ != 0 || measured_ > 0 || measured_ < 0 || measured_ttft_ > 0 ||
+                      measured_ttft_ < 0 || measured_tpot_ > 0 || measured_tpot_ < 0)) {
+        return InvalidArgumentError(
+            "--draft-tokens and --measured-* need one request shape: give --input-len and --output-len");
+      }
+    }
     if (batch_ < 0)
       return InvalidArgumentError("--batch must be positive");
     MFU_ASSIGN_OR_RETURN(InferenceModel m, InferenceModel::Create(s));
@@ -112,6 +130,13 @@ class InferCommand final : public Command {
           "--tp/--pp or lower --weight-precision",
           spec.name, report::Bytes(mem.weights_bytes), m.gpus(), s.gpu->id, report::Bytes(mem.capacity_bytes)));
     }
+    std::optional<WorkloadMix> mix;
+    if (!pairs.empty()) {
+      MFU_ASSIGN_OR_RETURN(WorkloadMix x, m.Mix(pairs, static_cast<double>(batch_)));
+      mix = std::move(x);
+    }
+    if (!single)
+      return PrintMixOnly(ctx, spec, s, m, mem, pairs, *mix);
     const auto in = static_cast<double>(input_len_), out = static_cast<double>(output_len_);
     MFU_ASSIGN_OR_RETURN(WorkloadResult w, m.Workload(in, out, static_cast<double>(batch_)));
 
@@ -226,6 +251,8 @@ class InferCommand final : public Command {
         j["measured_ttft"] = step_json(*ttft);
       if (tpot)
         j["measured_tpot"] = step_json(*tpot);
+      if (mix)
+        j["workload"] = MixJson(pairs, *mix);
       PrintJson(ctx.out, j);
       return Status::Ok();
     }
@@ -295,10 +322,118 @@ class InferCommand final : public Command {
                        report::Fixed(tpot->predicted_s * 1e3, 2), report::Percent(tpot->mfu),
                        report::Percent(tpot->mbu));
     }
+    if (mix)
+      PrintMix(o, pairs, *mix);
     return Status::Ok();
   }
 
  private:
+  // "I:O[:N],..." or a CSV file with input_len, output_len and an optional
+  // requests column.
+  static StatusOr<std::vector<WorkloadPair>> ParseWorkload(const std::string& text) {
+    std::vector<WorkloadPair> pairs;
+    auto number = [](const std::string& field, const std::string& where, double& out) -> Status {
+      StatusOr<double> v = base::ParseScaledNumber(base::Trim(field), where);
+      if (!v.ok() || !(*v >= 1) || *v > 1e9 || std::floor(*v) < *v)
+        return InvalidArgumentError(where + ": '" + field + "' is not a whole number in [1, 1e9]");
+      out = *v;
+      return Status::Ok();
+    };
+    if (text.find(':') != std::string::npos) {
+      for (const std::string& item : base::Split(text, ',')) {
+        const std::vector<std::string> parts = base::Split(item, ':');
+        if (parts.size() < 2 || parts.size() > 3)
+          return InvalidArgumentError("--workload: '" + item + "' is not INPUT:OUTPUT[:REQUESTS]");
+        WorkloadPair p;
+        MFU_RETURN_IF_ERROR(number(parts[0], "--workload " + item, p.input_len));
+        MFU_RETURN_IF_ERROR(number(parts[1], "--workload " + item, p.output_len));
+        if (parts.size() == 3)
+          MFU_RETURN_IF_ERROR(number(parts[2], "--workload " + item, p.requests));
+        pairs.push_back(p);
+      }
+      return pairs;
+    }
+    MFU_ASSIGN_OR_RETURN(std::string content, base::RealFileSystem().ReadFile(text));
+    MFU_ASSIGN_OR_RETURN(base::CsvTable table, base::ParseCsv(content, text));
+    const int in = table.Column("input_len"), out = table.Column("output_len"), n = table.Column("requests");
+    if (in < 0 || out < 0)
+      return ParseError(text + ": needs the columns input_len and output_len (and optionally requests)");
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      const std::string where = text + ":" + std::to_string(table.line_numbers[r]);
+      WorkloadPair p;
+      MFU_RETURN_IF_ERROR(number(table.rows[r][static_cast<size_t>(in)], where + " input_len", p.input_len));
+      MFU_RETURN_IF_ERROR(number(table.rows[r][static_cast<size_t>(out)], where + " output_len", p.output_len));
+      if (n >= 0)
+        MFU_RETURN_IF_ERROR(number(table.rows[r][static_cast<size_t>(n)], where + " requests", p.requests));
+      pairs.push_back(p);
+    }
+    if (pairs.empty())
+      return ParseError(text + ": no request shapes");
+    return pairs;
+  }
+
+  static nlohmann::json MixJson(const std::vector<WorkloadPair>& pairs, const WorkloadMix& mix) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      const WorkloadResult& w = mix.pairs[i];
+      rows.push_back({{"input_len", pairs[i].input_len},
+                      {"output_len", pairs[i].output_len},
+                      {"requests", pairs[i].requests},
+                      {"batch", w.batch},
+                      {"batch_reason", w.batch_reason},
+                      {"output_tokens_per_s", w.output_tokens_per_s},
+                      {"ttft_s", w.ttft_s},
+                      {"tpot_s", w.tpot_s},
+                      {"mfu", w.mfu},
+                      {"mbu", w.mbu}});
+    }
+    return {{"pairs", rows},
+            {"mix",
+             {{"seconds", mix.seconds},
+              {"output_tokens_per_s", mix.output_tokens_per_s},
+              {"mfu", mix.mfu},
+              {"mbu", mix.mbu}}}};
+  }
+
+  static void PrintMix(std::ostream& o, const std::vector<WorkloadPair>& pairs, const WorkloadMix& mix) {
+    o << "\nworkload (each shape at its largest batch, one shape at a time)\n";
+    report::Table t({"input", "output", "requests", "batch", "tokens/s", "TTFT ms", "TPOT ms", "MFU", "MBU"});
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      const WorkloadResult& w = mix.pairs[i];
+      t.AddRow({base::FormatThousands(pairs[i].input_len), base::FormatThousands(pairs[i].output_len),
+                base::FormatThousands(pairs[i].requests), base::FormatThousands(w.batch),
+                report::Fixed(w.output_tokens_per_s, 0), report::Fixed(w.ttft_s * 1e3, 1),
+                report::Fixed(w.tpot_s * 1e3, 2), report::Percent(w.mfu), report::Percent(w.mbu)});
+    }
+    t.Print(o);
+    o << fmt::format("mix (requests weighted as given): {} output tokens/s, MFU {}, MBU {}\n",
+                     report::Fixed(mix.output_tokens_per_s, 0), report::Percent(mix.mfu), report::Percent(mix.mbu));
+  }
+
+  Status PrintMixOnly(const CommandContext& ctx, const ModelSpec& spec, const InferenceSetup& s,
+                      const InferenceModel& m, const InferenceMemory& mem, const std::vector<WorkloadPair>& pairs,
+                      const WorkloadMix& mix) const {
+    if (json_) {
+      nlohmann::json j = JsonEnvelope();
+      j["model"] = spec.name;
+      j["gpu"] = {{"id", s.gpu->id}, {"count", m.gpus()}};
+      j["layout"] = {{"tp", s.tp}, {"pp", s.pp}, {"ep", s.ep}};
+      j["precision"] = {{"weights", DTypeName(s.weight_dtype)}, {"kv", DTypeName(s.kv_dtype)}};
+      j["convention"] = ConventionName(s.convention);
+      j["kv_capacity_tokens"] = mem.kv_capacity_tokens;
+      j["workload"] = MixJson(pairs, mix);
+      PrintJson(ctx.out, j);
+      return Status::Ok();
+    }
+    std::ostream& o = ctx.out;
+    o << fmt::format("model       {} ({} layers)\n", spec.name, spec.num_layers);
+    o << fmt::format("hardware    {} x {} (tp {} pp {}), weights {}, KV cache {}, KV capacity {} tokens\n", m.gpus(),
+                     s.gpu->id, s.tp, s.pp, DTypeName(s.weight_dtype), DTypeName(s.kv_dtype),
+                     base::FormatThousands(mem.kv_capacity_tokens));
+    PrintMix(o, pairs, mix);
+    return Status::Ok();
+  }
+
   static StatusOr<DType> ParsePrecision(const std::string& text, const char* flag) {
     const std::string t = base::ToLower(text);
     if (t == "int4" || t == "fp4" || t == "nvfp4" || t == "mxfp4")
@@ -314,6 +449,7 @@ class InferCommand final : public Command {
   std::string cluster_, weight_precision_ = "bf16", kv_precision_ = "bf16", mla_ = "absorbed", convention_ = "megatron",
                         drafter_;
   std::vector<std::string> efficiency_files_;
+  std::string workload_;
   int64_t gpus_ = 0, tp_ = 1, pp_ = 1, ep_ = 1, input_len_ = 0, output_len_ = 0, batch_ = 0, draft_tokens_ = 0;
   double max_batch_ = 2048, acceptance_ = 0, measured_ = 0, measured_ttft_ = 0, measured_tpot_ = 0;
   bool json_ = false;

@@ -388,6 +388,28 @@ StatusOr<SpeculativeResult> InferenceModel::Speculative(double batch, double con
   return r;
 }
 
+StatusOr<WorkloadMix> InferenceModel::Mix(const std::vector<WorkloadPair>& pairs, double batch) const {
+  if (pairs.empty())
+    return InvalidArgumentError("inference: the workload has no request shapes");
+  WorkloadMix mix;
+  double output_tokens = 0, flops_time = 0, bytes_time = 0;
+  for (const WorkloadPair& pair : pairs) {
+    if (!(pair.requests > 0) || !std::isfinite(pair.requests))
+      return InvalidArgumentError("inference: a workload's request count must be positive");
+    MFU_ASSIGN_OR_RETURN(WorkloadResult w, Workload(pair.input_len, pair.output_len, batch));
+    const double seconds = pair.requests * pair.output_len / w.output_tokens_per_s;
+    mix.seconds += seconds;
+    output_tokens += pair.requests * pair.output_len;
+    flops_time += w.mfu * seconds;
+    bytes_time += w.mbu * seconds;
+    mix.pairs.push_back(std::move(w));
+  }
+  mix.output_tokens_per_s = output_tokens / mix.seconds;
+  mix.mfu = flops_time / mix.seconds;
+  mix.mbu = bytes_time / mix.seconds;
+  return mix;
+}
+
 StatusOr<MeasuredInference> InferenceModel::FromMeasurement(double input_len, double output_len,
                                                             double output_tokens_per_s, double batch) const {
   if (!(output_tokens_per_s > 0) || !std::isfinite(output_tokens_per_s))

@@ -159,6 +159,35 @@ TEST(InferenceWorkload, PipelineStagesShareTheBatch) {
   EXPECT_GT(b->tpot_s, 0.5 * a->tpot_s);
 }
 
+// The mix: serving 3 requests of 128/2048 and 1 of 2048/128 takes, at each
+// shape's own throughput T, 3 x 2048 / T1 + 128 / T2 seconds for 3 x 2048 +
+// 128 output tokens; MFU and MBU are the time-weighted means. A mix of one
+// shape is that shape.
+TEST(InferenceWorkload, MixIsTheTimeWeightedSumOfItsShapes) {
+  const ModelSpec m = Load("llama-3.1-8b");
+  const InferenceModel model = Make(OnH100(m, 1));
+  auto a = model.Workload(128, 2048), b = model.Workload(2048, 128);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto mix = model.Mix({{128, 2048, 3}, {2048, 128, 1}});
+  ASSERT_TRUE(mix.ok()) << mix.status().message();
+  const double ta = 3 * 2048 / a->output_tokens_per_s, tb = 128 / b->output_tokens_per_s;
+  EXPECT_NEAR(mix->seconds, ta + tb, 1e-12 * (ta + tb));
+  EXPECT_NEAR(mix->output_tokens_per_s, (3 * 2048 + 128) / (ta + tb), 1e-9 * mix->output_tokens_per_s);
+  EXPECT_NEAR(mix->mfu, (a->mfu * ta + b->mfu * tb) / (ta + tb), 1e-12);
+  EXPECT_NEAR(mix->mbu, (a->mbu * ta + b->mbu * tb) / (ta + tb), 1e-12);
+  ASSERT_EQ(mix->pairs.size(), 2u);
+  EXPECT_DOUBLE_EQ(mix->pairs[1].output_tokens_per_s, b->output_tokens_per_s);
+
+  auto one = model.Mix({{2048, 128, 5}});
+  ASSERT_TRUE(one.ok());
+  EXPECT_NEAR(one->output_tokens_per_s, b->output_tokens_per_s, 1e-9 * b->output_tokens_per_s);
+  EXPECT_DOUBLE_EQ(one->mfu, b->mfu);
+
+  EXPECT_EQ(model.Mix({}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(model.Mix({{128, 128, 0}}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(model.Mix({{128, 128, 1}, {200000, 128, 1}}).status().code(), StatusCode::kOutOfRange);
+}
+
 TEST(InferenceSpeculative, ExpectedTokensAndSpeedup) {
   const ModelSpec target = Load("llama-3.1-70b");
   const ModelSpec draft = Load("llama-3.2-1b");

@@ -526,6 +526,40 @@ TEST(Cli, InferJsonFields) {
   EXPECT_NEAR(mj["measured_tpot"]["mbu"].get<double>(), 2 * mj2["measured_tpot"]["mbu"].get<double>(), 1e-12);
 }
 
+// --workload: the same shapes as a list and as a CSV file give the same
+// rows, each equal to a single-shape run.
+TEST(Cli, InferWorkloadListAndFile) {
+  char tmpl[] = "/tmp/mfu_wl_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  {
+    std::ofstream f(dir + "/w.csv");
+    f << "input_len,output_len,requests\n128,128,2\n2048,128,1\n";
+  }
+  const std::vector<std::string> base = {"infer", "--model", "llama-3.1-8b", "--gpu", "h100", "--json"};
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    Result r = RunMfu(a);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out.empty() ? "{}" : r.out);
+  };
+  auto list = run({"--workload", "128:128:2,2048:128"});
+  auto file = run({"--workload", dir + "/w.csv"});
+  auto single = run({"--input-len", "2048", "--output-len", "128"});
+  ASSERT_EQ(list["workload"]["pairs"].size(), 2u);
+  EXPECT_EQ(list["workload"], file["workload"]);
+  EXPECT_EQ(list["workload"]["pairs"][0]["requests"], 2);
+  EXPECT_DOUBLE_EQ(list["workload"]["pairs"][1]["output_tokens_per_s"].get<double>(),
+                   single["output_tokens_per_s"].get<double>());
+  EXPECT_DOUBLE_EQ(list["kv_capacity_tokens"].get<double>(), single["kv_capacity_tokens"].get<double>());
+  // With a single shape too: both in one report.
+  auto both = run({"--input-len", "2048", "--output-len", "128", "--workload", "128:128"});
+  EXPECT_TRUE(both.contains("tpot_s"));
+  EXPECT_EQ(both["workload"]["pairs"].size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliErrors, InferBadInput) {
   const std::vector<std::string> base = {"infer", "--model", "llama-3.1-8b", "--gpu", "h100"};
   auto with = [&](std::vector<std::string> extra) {
@@ -544,6 +578,14 @@ TEST(CliErrors, InferBadInput) {
   ExpectOneLineError(
       RunMfu({"infer", "--model", "llama-3.1-405b", "--gpu", "h100", "--input-len", "100", "--output-len", "100"}), 1,
       "does not fit");
+  ExpectOneLineError(with({}), 2, "--workload");
+  ExpectOneLineError(with({"--workload", "128:128,64"}), 2, "'64' is not INPUT:OUTPUT");
+  ExpectOneLineError(with({"--workload", "128:0"}), 2, "not a whole number");
+  ExpectOneLineError(with({"--workload", "128:12.5"}), 2, "not a whole number");
+  ExpectOneLineError(with({"--workload", "200000:128"}), 1, "maximum of 131072");
+  ExpectOneLineError(with({"--workload", "128:128", "--measured-tpot", "0.01"}), 2, "one request shape");
+  ExpectOneLineError(with({"--workload", SourcePath("tests/data/no_such_workload.csv")}), 1, "no_such_workload.csv");
+  ExpectOneLineError(with({"--workload", SourcePath("tests/data/vidur/compute.csv")}), 1, "input_len");
 }
 
 }  // namespace
