@@ -191,12 +191,7 @@ class InferCommand final : public Command {
     const double crossover = m.ComputeBoundBatch(mean_context);
 
     if (json_) {
-      nlohmann::json j = JsonEnvelope();
-      j["model"] = spec.name;
-      j["gpu"] = {{"id", s.gpu->id}, {"count", m.gpus()}};
-      j["layout"] = {{"tp", s.tp}, {"pp", s.pp}, {"ep", s.ep}};
-      j["precision"] = {{"weights", DTypeName(s.weight_dtype)}, {"kv", DTypeName(s.kv_dtype)}};
-      j["convention"] = ConventionName(s.convention);
+      nlohmann::json j = HeaderJson(spec, s, m);
       j["input_len"] = input_len_;
       j["output_len"] = output_len_;
       j["batch"] = w.batch;
@@ -372,6 +367,18 @@ class InferCommand final : public Command {
     return pairs;
   }
 
+  // The envelope and what every infer JSON names: model, GPU, layout,
+  // precisions, convention.
+  static nlohmann::json HeaderJson(const ModelSpec& spec, const InferenceSetup& s, const InferenceModel& m) {
+    nlohmann::json j = JsonEnvelope();
+    j["model"] = spec.name;
+    j["gpu"] = {{"id", s.gpu->id}, {"count", m.gpus()}};
+    j["layout"] = {{"tp", s.tp}, {"pp", s.pp}, {"ep", s.ep}};
+    j["precision"] = {{"weights", DTypeName(s.weight_dtype)}, {"kv", DTypeName(s.kv_dtype)}};
+    j["convention"] = ConventionName(s.convention);
+    return j;
+  }
+
   static nlohmann::json MixJson(const std::vector<WorkloadPair>& pairs, const WorkloadMix& mix) {
     nlohmann::json rows = nlohmann::json::array();
     for (size_t i = 0; i < pairs.size(); ++i) {
@@ -414,12 +421,7 @@ class InferCommand final : public Command {
                       const InferenceModel& m, const InferenceMemory& mem, const std::vector<WorkloadPair>& pairs,
                       const WorkloadMix& mix) const {
     if (json_) {
-      nlohmann::json j = JsonEnvelope();
-      j["model"] = spec.name;
-      j["gpu"] = {{"id", s.gpu->id}, {"count", m.gpus()}};
-      j["layout"] = {{"tp", s.tp}, {"pp", s.pp}, {"ep", s.ep}};
-      j["precision"] = {{"weights", DTypeName(s.weight_dtype)}, {"kv", DTypeName(s.kv_dtype)}};
-      j["convention"] = ConventionName(s.convention);
+      nlohmann::json j = HeaderJson(spec, s, m);
       j["kv_capacity_tokens"] = mem.kv_capacity_tokens;
       j["workload"] = MixJson(pairs, mix);
       PrintJson(ctx.out, j);
