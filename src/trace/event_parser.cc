@@ -222,43 +222,74 @@ bool ReadArgs(TraceBuilder& b, value v, RawEvent& e, uint64_t offset) {
     if (field.value().get(val) != simdjson::SUCCESS || val.type().get(type) != simdjson::SUCCESS) {
       return false;
     }
-    // Dispatch on the raw key without unescaping (all keys we read are ASCII).
-    if (key == "correlation") {
-      ReadIntArg(b, val, e.correlation, offset);
-    } else if (key == "External id" || key == "external id") {
-      ReadIntArg(b, val, e.external_id, offset);
-    } else if (key == "stream") {
-      ReadIntArg(b, val, e.stream, offset);
-    } else if (key == "device") {
-      ReadIntArg(b, val, e.device, offset);
-    } else if (key == "Input Dims") {
-      e.has_shapes = true;
-      ReadDims(b, val, e.shapes, offset);
-    } else if (key == "Input type") {
-      e.has_shapes = true;
-      ReadStringList(b, val, e.shapes.input_types, offset);
-    } else if (key == "Concrete Inputs") {
-      e.has_shapes = true;
-      ReadStringList(b, val, e.shapes.concrete_inputs, offset);
-    } else if (key == "Collective name") {
-      e.has_collective = true;
-      ReadString(b, val, e.collective.collective, offset);
-    } else if (key == "In msg nelems") {
-      ReadIntArg(b, val, e.collective.in_nelems, offset);
-    } else if (key == "Out msg nelems") {
-      ReadIntArg(b, val, e.collective.out_nelems, offset);
-    } else if (key == "Group size") {
-      ReadIntArg(b, val, e.collective.group_size, offset);
-    } else if (key == "dtype") {
-      ReadString(b, val, e.collective.dtype, offset);
-    } else if (key == "Process Group Name") {
-      ReadString(b, val, e.collective.pg_name, offset);
-    } else if (key == "Process Group Description") {
-      ReadString(b, val, e.collective.pg_desc, offset);
-    } else if (key == "Process Group Ranks") {
-      ReadString(b, val, e.collective.pg_ranks, offset);
-    } else if (key == "Seq") {
-      ReadIntArg(b, val, e.collective.seq, offset);
+    // Dispatch on the raw key without unescaping (all keys we read are
+    // ASCII), first on its first byte: most of Kineto's args ("Ev Idx",
+    // "Fwd thread id", "Sequence number", "Input Strides", ...) then meet one
+    // or two comparisons instead of the whole list.
+    switch (key.raw()[0]) {
+      case 'c':
+        if (key == "correlation")
+          ReadIntArg(b, val, e.correlation, offset);
+        break;
+      case 'E':
+      case 'e':
+        if (key == "External id" || key == "external id")
+          ReadIntArg(b, val, e.external_id, offset);
+        break;
+      case 's':
+        if (key == "stream")
+          ReadIntArg(b, val, e.stream, offset);
+        break;
+      case 'd':
+        if (key == "device") {
+          ReadIntArg(b, val, e.device, offset);
+        } else if (key == "dtype") {
+          ReadString(b, val, e.collective.dtype, offset);
+        }
+        break;
+      case 'I':
+        if (key == "Input Dims") {
+          e.has_shapes = true;
+          ReadDims(b, val, e.shapes, offset);
+        } else if (key == "Input type") {
+          e.has_shapes = true;
+          ReadStringList(b, val, e.shapes.input_types, offset);
+        } else if (key == "In msg nelems") {
+          ReadIntArg(b, val, e.collective.in_nelems, offset);
+        }
+        break;
+      case 'C':
+        if (key == "Concrete Inputs") {
+          e.has_shapes = true;
+          ReadStringList(b, val, e.shapes.concrete_inputs, offset);
+        } else if (key == "Collective name") {
+          e.has_collective = true;
+          ReadString(b, val, e.collective.collective, offset);
+        }
+        break;
+      case 'O':
+        if (key == "Out msg nelems")
+          ReadIntArg(b, val, e.collective.out_nelems, offset);
+        break;
+      case 'G':
+        if (key == "Group size")
+          ReadIntArg(b, val, e.collective.group_size, offset);
+        break;
+      case 'P':
+        if (key == "Process Group Name") {
+          ReadString(b, val, e.collective.pg_name, offset);
+        } else if (key == "Process Group Description") {
+          ReadString(b, val, e.collective.pg_desc, offset);
+        } else if (key == "Process Group Ranks") {
+          ReadString(b, val, e.collective.pg_ranks, offset);
+        }
+        break;
+      case 'S':
+        if (key == "Seq")
+          ReadIntArg(b, val, e.collective.seq, offset);
+        break;
+      default:
+        break;
     }
   }
   return true;
@@ -464,6 +495,9 @@ void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacit
       ok = false;
       break;
     }
+    const char initial = key.raw()[0];
+    if (initial != 'p' && initial != 'c' && initial != 'n' && initial != 't' && initial != 'd' && initial != 'a')
+      continue;  // "id", "bp", "s", ...: not read
     if (key == "ph") {
       std::string_view ph;
       if (v.get_string().get(ph) == simdjson::SUCCESS && ph.size() == 1)
@@ -495,6 +529,14 @@ void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacit
       }
     }
   }
+  // On some malformed input (a value followed by ':'), on-demand iteration
+  // ends the object early without an error, and where it ends depends on the
+  // bytes after the event (in the padding). A complete parse leaves the
+  // iterator past the end of the document: anything else is a syntax error,
+  // whatever follows the event.
+  const char* stopped_at = nullptr;
+  if (ok && doc.current_location().get(stopped_at) == simdjson::SUCCESS)
+    ok = false;
   if (!ok) {
     b.diagnostics.Add(DiagnosticId::k_json_syntax_error, offset, Snippet(data, length));
     return;

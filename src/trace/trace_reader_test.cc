@@ -126,6 +126,25 @@ TEST(TraceReader, MalformedEventsAreCountedNotFatal) {
   EXPECT_EQ(t->error_count(), 4u);
 }
 
+// A string value followed by ':' ends simdjson's on-demand object iteration
+// early without an error when the bytes after the event look like more JSON
+// (found by the differential fuzzer: the mmap path, which pads a copy of the
+// last event with zeros, saw a syntax error where the buffer path saw only a
+// missing ts). Whatever follows the event, it is a syntax error.
+TEST(TraceReader, EarlyEndOfAnEventIsASyntaxErrorWhateverFollows) {
+  const std::string event =
+      R"({"ph": "X", "cat": "cpu_op", "name": "n", "pid": 1, "tid": 1, "ts": "x": "tid": 7, "dur": 5, "cbid": 2})";
+  for (const std::string& tail : {std::string("}\n]}\n"), std::string("]}"),
+                                  std::string(",\n" + std::string(200, ' ') + "{\"ph\": \"i\", \"ts\": 3}]}")}) {
+    const std::string doc =
+        "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 1},\n" + event + tail;
+    auto t = ParseTraceBuffer(doc, "early.json");
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    EXPECT_EQ(Count(*t, "json_syntax_error"), 1u) << tail;
+    EXPECT_EQ(Count(*t, "missing_ts"), 0u) << tail;
+  }
+}
+
 TEST(TraceReader, NothingUsableIsAnError) {
   auto not_json = ParseTraceBuffer("hello", "x.json");
   ASSERT_FALSE(not_json.ok());
