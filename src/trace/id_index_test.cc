@@ -21,7 +21,8 @@ void ExpectLikeMap(const std::vector<int64_t>& ids, const std::vector<bool>& kee
   for (int64_t id : ids) {
     auto it = expected.find(id);
     EXPECT_EQ(index.Find(id), it == expected.end() ? kNoIndex : it->second) << id;
-    EXPECT_EQ(index.Find(id + 1000003), expected.count(id + 1000003) ? expected[id + 1000003] : kNoIndex);
+    const auto probe = static_cast<int64_t>(static_cast<uint64_t>(id) + 1000003);  // wraps like a bit pattern
+    EXPECT_EQ(index.Find(probe), expected.count(probe) ? expected[probe] : kNoIndex);
   }
   EXPECT_EQ(index.Find(kNoId), kNoIndex);
 }
