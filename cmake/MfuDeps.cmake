@@ -5,6 +5,8 @@ find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
 find_package(simdjson REQUIRED)  # large trace JSON
 find_package(ZLIB REQUIRED)      # .json.gz traces
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)  # fast CRC-32 of .json.gz members
 find_package(absl REQUIRED)      # flat hash maps on the trace hot paths
 if(MFU_BUILD_TESTS)
   find_package(GTest REQUIRED)

@@ -2,6 +2,7 @@
 // pipeline on one or more threads, the merge of per-thread builders, the sort,
 // and the top-level metadata. See docs/trace.md for the pipeline.
 
+#include <libdeflate.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -149,12 +150,15 @@ class FileSource final : public ByteSource {
   std::FILE* f_;
 };
 
-// Streaming gzip (multi-member) decompression over another source.
+// Streaming gzip (multi-member) decompression over another source. zlib
+// inflates; the CRC-32 of each member is checked with libdeflate's
+// carry-less-multiply CRC (3-4x faster than zlib's, which was an eighth of
+// a gzip parse), against the member's trailer, as is its length.
 class GzipSource final : public ByteSource {
  public:
   explicit GzipSource(std::unique_ptr<ByteSource> in) : in_(std::move(in)), buffer_(1u << 20) {
     std::memset(&z_, 0, sizeof z_);
-    ok_ = inflateInit2(&z_, 16 + MAX_WBITS) == Z_OK;
+    ok_ = inflateInit2(&z_, 16 + MAX_WBITS) == Z_OK && inflateValidate(&z_, 0) == Z_OK;
   }
   ~GzipSource() override { inflateEnd(&z_); }
   size_t Read(char* out, size_t n, std::string& error) override {
@@ -166,6 +170,10 @@ class GzipSource final : public ByteSource {
     z_.avail_out = static_cast<uInt>(n);
     while (z_.avail_out > 0 && !done_) {
       if (z_.avail_in == 0) {
+        // Keep the last bytes read: a member's trailer may straddle buffers.
+        const size_t used = static_cast<size_t>(z_.next_in != nullptr ? z_.next_in - buffer_start() : 0);
+        for (size_t i = 0; i < kTrailer; ++i)
+          tail_[i] = used + i >= kTrailer ? buffer_[used + i - kTrailer] : tail_[i + used];
         size_t k = in_->Read(buffer_.data(), buffer_.size(), error);
         if (k == 0) {
           if (!stream_end_)
@@ -177,9 +185,20 @@ class GzipSource final : public ByteSource {
         z_.avail_in = static_cast<uInt>(k);
       }
       stream_end_ = false;
+      Bytef* const before = z_.next_out;
       int rc = inflate(&z_, Z_NO_FLUSH);
+      const auto produced = static_cast<size_t>(z_.next_out - before);
+      crc_ = libdeflate_crc32(crc_, before, produced);
+      size_ += produced;
       if (rc == Z_STREAM_END) {
+        if (!TrailerMatches()) {
+          error = "corrupt gzip data (CRC-32 or length of a member does not match its trailer)";
+          done_ = true;
+          break;
+        }
         stream_end_ = true;
+        crc_ = 0;
+        size_ = 0;
         inflateReset(&z_);  // concatenated members
       } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
         error = std::string("corrupt gzip data (") + (z_.msg ? z_.msg : "inflate error") + ")";
@@ -190,9 +209,32 @@ class GzipSource final : public ByteSource {
   }
 
  private:
+  static constexpr size_t kTrailer = 8;  // CRC-32 and ISIZE, little-endian
+
+  const Bytef* buffer_start() const { return reinterpret_cast<const Bytef*>(buffer_.data()); }
+
+  // The 8 bytes inflate consumed last (the member's trailer) against the
+  // CRC-32 and the length mod 2^32 of what it produced.
+  bool TrailerMatches() const {
+    const size_t used = static_cast<size_t>(z_.next_in - buffer_start());
+    unsigned char t[kTrailer];
+    for (size_t i = 0; i < kTrailer; ++i) {
+      t[i] = used + i >= kTrailer ? static_cast<unsigned char>(buffer_[used + i - kTrailer])
+                                  : static_cast<unsigned char>(tail_[i + used]);
+    }
+    auto le32 = [&](size_t at) {
+      return static_cast<uint32_t>(t[at]) | static_cast<uint32_t>(t[at + 1]) << 8 |
+             static_cast<uint32_t>(t[at + 2]) << 16 | static_cast<uint32_t>(t[at + 3]) << 24;
+    };
+    return le32(0) == crc_ && le32(4) == static_cast<uint32_t>(size_);
+  }
+
   std::unique_ptr<ByteSource> in_;
   std::vector<char> buffer_;
+  char tail_[kTrailer] = {};  // the last kTrailer bytes of the previous input buffer
   z_stream z_;
+  uint32_t crc_ = 0;
+  uint64_t size_ = 0;
   bool ok_ = false;
   bool done_ = false;
   bool stream_end_ = false;

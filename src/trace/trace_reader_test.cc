@@ -3,6 +3,7 @@
 // diagnostics, and results independent of the thread count.
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <string>
 
@@ -24,6 +25,83 @@ uint64_t Count(const RankTrace& t, const char* name) {
 
 std::string TestTrace(const char* name) {
   return std::string(MFU_SOURCE_DIR) + "/tests/data/traces/" + name;
+}
+
+// `text` as one gzip member of stored (level 0) deflate blocks, so bytes of
+// the payload can be changed without breaking the deflate stream.
+std::string GzipStored(const std::string& text) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, 0, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, text.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+std::string SmallTrace(size_t padding) {
+  return "{\"traceEvents\": [" + std::string(padding, ' ') +
+         "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 5},\n"
+         "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 20, \"dur\": 5}]}";
+}
+
+// Each member's CRC-32 and length are checked against its trailer (with
+// libdeflate's CRC): a changed payload byte that keeps the deflate stream
+// valid is reported, the events read before it are kept.
+TEST(TraceReader, GzipCrcMismatchIsReported) {
+  const std::string json = SmallTrace(0);
+  std::string gz = GzipStored(json);
+  ASSERT_TRUE(ParseTraceBuffer(gz, "ok.json.gz").ok());
+  const size_t at = gz.find("\"ts\": 20");
+  ASSERT_NE(at, std::string::npos);
+  gz[at + 7] = '3';  // ts 20 -> 30: still JSON, still deflate
+  auto t = ParseTraceBuffer(gz, "bad.json.gz");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(Count(*t, "truncated_input"), 1u);
+  bool named = false;
+  for (const auto& d : t->diagnostics) {
+    for (const auto& e : d.examples)
+      named |= e.snippet.find("CRC-32") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+}
+
+// Members whose 8-byte trailer straddles the reader's 1 MiB input buffers,
+// and two members back to back: every split point parses without a false
+// CRC or length error.
+TEST(TraceReader, GzipTrailerAcrossInputBuffers) {
+  size_t straddled = 0;
+  for (size_t target = (size_t{1} << 20) - 2; target <= (size_t{1} << 20) + 10; ++target) {
+    // Padding such that the member is `target` bytes (stored blocks: the
+    // size follows the padding byte for byte once the block count settles).
+    size_t padding = target - SmallTrace(0).size();
+    std::string gz = GzipStored(SmallTrace(padding));
+    for (int i = 0; i < 4 && gz.size() != target; ++i) {
+      padding = padding + target - gz.size();
+      gz = GzipStored(SmallTrace(padding));
+    }
+    ASSERT_EQ(gz.size(), target);
+    const size_t delta = target - ((size_t{1} << 20) - 2);
+    straddled += target > (size_t{1} << 20) && target < (size_t{1} << 20) + 8 ? 1 : 0;
+    auto t = ParseTraceBuffer(gz, "straddle.json.gz");
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    EXPECT_EQ(t->num_events(), 2u) << delta;
+    EXPECT_EQ(t->error_count(), 0u) << delta;
+    EXPECT_EQ(Count(*t, "truncated_input"), 0u) << delta << " (" << gz.size() << " bytes)";
+  }
+  EXPECT_EQ(straddled, 7u);  // trailers split 1+7 ... 7+1 across the first two reads
+  // Two members: the second's events follow the first's bytes.
+  const std::string first = "{\"traceEvents\": [" + std::string(200000, ' ');
+  const std::string second =
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}]}";
+  auto t = ParseTraceBuffer(GzipStored(first) + GzipStored(second), "two.json.gz");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->num_events(), 1u);
+  EXPECT_EQ(Count(*t, "truncated_input"), 0u);
 }
 
 TEST(ParseMicrosToNs, ExactForEveryGeneration) {
