@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -171,9 +172,7 @@ class GzipSource final : public ByteSource {
     while (z_.avail_out > 0 && !done_) {
       if (z_.avail_in == 0) {
         // Keep the last bytes read: a member's trailer may straddle buffers.
-        const size_t used = static_cast<size_t>(z_.next_in != nullptr ? z_.next_in - buffer_start() : 0);
-        for (size_t i = 0; i < kTrailer; ++i)
-          tail_[i] = used + i >= kTrailer ? buffer_[used + i - kTrailer] : tail_[i + used];
+        tail_ = LastConsumed();
         size_t k = in_->Read(buffer_.data(), buffer_.size(), error);
         if (k == 0) {
           if (!stream_end_)
@@ -211,17 +210,22 @@ class GzipSource final : public ByteSource {
  private:
   static constexpr size_t kTrailer = 8;  // CRC-32 and ISIZE, little-endian
 
-  const Bytef* buffer_start() const { return reinterpret_cast<const Bytef*>(buffer_.data()); }
+  // The last kTrailer bytes inflate consumed: the end of the current input
+  // buffer's consumed part, preceded by the previous buffers' last bytes.
+  std::array<unsigned char, kTrailer> LastConsumed() const {
+    const size_t used =
+        z_.next_in != nullptr ? static_cast<size_t>(z_.next_in - reinterpret_cast<const Bytef*>(buffer_.data())) : 0;
+    std::array<unsigned char, kTrailer> last{};
+    for (size_t i = 0; i < kTrailer; ++i) {
+      last[i] = used + i >= kTrailer ? static_cast<unsigned char>(buffer_[used + i - kTrailer]) : tail_[i + used];
+    }
+    return last;
+  }
 
-  // The 8 bytes inflate consumed last (the member's trailer) against the
+  // The member's trailer (the last bytes consumed at its end) against the
   // CRC-32 and the length mod 2^32 of what it produced.
   bool TrailerMatches() const {
-    const size_t used = static_cast<size_t>(z_.next_in - buffer_start());
-    unsigned char t[kTrailer];
-    for (size_t i = 0; i < kTrailer; ++i) {
-      t[i] = used + i >= kTrailer ? static_cast<unsigned char>(buffer_[used + i - kTrailer])
-                                  : static_cast<unsigned char>(tail_[i + used]);
-    }
+    const std::array<unsigned char, kTrailer> t = LastConsumed();
     auto le32 = [&](size_t at) {
       return static_cast<uint32_t>(t[at]) | static_cast<uint32_t>(t[at + 1]) << 8 |
              static_cast<uint32_t>(t[at + 2]) << 16 | static_cast<uint32_t>(t[at + 3]) << 24;
@@ -231,7 +235,7 @@ class GzipSource final : public ByteSource {
 
   std::unique_ptr<ByteSource> in_;
   std::vector<char> buffer_;
-  char tail_[kTrailer] = {};  // the last kTrailer bytes of the previous input buffer
+  std::array<unsigned char, kTrailer> tail_{};  // the last bytes of the previous input buffers
   z_stream z_;
   uint32_t crc_ = 0;
   uint64_t size_ = 0;
