@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "base/huge_pages.h"
+
 namespace mfu::trace {
 namespace {
 
@@ -29,7 +31,7 @@ bool AppendRuns(const std::vector<SortKey>& keys, size_t begin, size_t end, size
 
 // Merges the sorted ranges `parts` of `in` into out[0, total): a binary
 // heap over the run heads (k is small: a few runs per category and builder).
-void MergeRuns(const SortKey* in, std::vector<Run> parts, SortKey* out) {
+void MergeRuns(const SortKey* in, const std::vector<Run>& parts, SortKey* out) {
   std::vector<Run> heap;
   heap.reserve(parts.size());
   for (const Run& r : parts) {
@@ -54,7 +56,7 @@ void MergeRuns(const SortKey* in, std::vector<Run> parts, SortKey* out) {
     }
   }
   if (!heap.empty())
-    out = std::copy(in + heap[0].begin, in + heap[0].end, out);
+    std::copy(in + heap[0].begin, in + heap[0].end, out);
 }
 
 void SortFromScratch(std::vector<SortKey>& keys, int threads) {
@@ -89,7 +91,8 @@ void SortKeys(std::vector<SortKey>& keys, const std::vector<size_t>& group_start
   }
   if (runs.size() == 1)
     return;
-  std::vector<SortKey> out(n);
+  std::vector<SortKey> out;
+  ResizeHuge(out, n);  // like the keys: 10^6+ entries, on huge pages
   if (threads < 2 || n < 100000) {
     MergeRuns(keys.data(), runs, out.data());
     keys.swap(out);
