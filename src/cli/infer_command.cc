@@ -327,14 +327,19 @@ class InferCommand final : public Command {
   // requests column.
   static StatusOr<std::vector<WorkloadPair>> ParseWorkload(const std::string& text) {
     std::vector<WorkloadPair> pairs;
-    auto number = [](const std::string& field, const std::string& where, double& out) -> Status {
+    // A bad number on the command line is a usage error (exit 2), in a file
+    // a data error (exit 1).
+    const bool from_file = text.find(':') == std::string::npos;
+    auto number = [from_file](const std::string& field, const std::string& where, double& out) -> Status {
       StatusOr<double> v = base::ParseScaledNumber(base::Trim(field), where);
-      if (!v.ok() || !(*v >= 1) || *v > 1e9 || std::floor(*v) < *v)
-        return InvalidArgumentError(where + ": '" + field + "' is not a whole number in [1, 1e9]");
+      if (!v.ok() || !(*v >= 1) || *v > 1e9 || std::floor(*v) < *v) {
+        const std::string message = where + ": '" + field + "' is not a whole number in [1, 1e9]";
+        return from_file ? ParseError(message) : InvalidArgumentError(message);
+      }
       out = *v;
       return Status::Ok();
     };
-    if (text.find(':') != std::string::npos) {
+    if (!from_file) {
       for (const std::string& item : base::Split(text, ',')) {
         const std::vector<std::string> parts = base::Split(item, ':');
         if (parts.size() < 2 || parts.size() > 3)

@@ -586,6 +586,14 @@ TEST(CliErrors, InferBadInput) {
   ExpectOneLineError(with({"--workload", "128:128", "--measured-tpot", "0.01"}), 2, "one request shape");
   ExpectOneLineError(with({"--workload", SourcePath("tests/data/no_such_workload.csv")}), 1, "no_such_workload.csv");
   ExpectOneLineError(with({"--workload", SourcePath("tests/data/vidur/compute.csv")}), 1, "input_len");
+  {
+    char tmpl[] = "/tmp/mfu_badwl_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string file = std::string(tmpl) + "/w.csv";
+    std::ofstream(file) << "input_len,output_len\n128,128\n128,0\n";
+    ExpectOneLineError(with({"--workload", file}), 1, "w.csv:3 output_len");
+    std::filesystem::remove_all(tmpl);
+  }
 }
 
 }  // namespace
