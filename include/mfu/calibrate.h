@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mfu/cluster.h"
+#include "mfu/framework.h"
 #include "mfu/hwdb.h"
 #include "mfu/operator_profiles.h"
 #include "mfu/perf_model.h"
@@ -19,8 +20,12 @@
 
 namespace mfu {
 
-// The configuration a measured run used.
-TrainingConfig ConfigOfRun(const TrainingRun& run);
+// The configuration a measured run used: the row's layout, the rest from
+// its framework profile (`framework`, frameworks.csv).
+TrainingConfig ConfigOfRun(const TrainingRun& run, const FrameworkProfile& framework);
+// The run's framework profile (column framework_profile) from the built-in
+// table; kInvalidArgument for an unknown name or attention kernel.
+StatusOr<const FrameworkProfile*> FindRunFramework(const TrainingRun& run);
 
 struct RunPrediction {
   const TrainingRun* run = nullptr;
@@ -58,8 +63,9 @@ class RunSet {
   struct Entry {
     const TrainingRun* run = nullptr;
     std::string family;
-    std::string problem;           // why it cannot be predicted
-    std::vector<PerfModel> model;  // empty or one
+    const FrameworkProfile* framework = nullptr;  // the built-in table's (lives as long as the program)
+    std::string problem;                          // why it cannot be predicted
+    std::vector<PerfModel> model;                 // empty or one
   };
   std::vector<Entry> entries_;
 };

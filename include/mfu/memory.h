@@ -3,7 +3,9 @@
 // Memory of training and inference: weights, gradients, optimizer states,
 // activations (Korthikanti et al. 2022) and the KV cache.
 
+#include <array>
 #include <cstdint>
+#include <string_view>
 
 #include "mfu/flops.h"
 #include "mfu/hwdb.h"
@@ -12,16 +14,73 @@
 
 namespace mfu {
 
-enum class Optimizer {
-  kAdamMixed,    // fp32 master weights + two fp32 moments: 12 bytes/param
-  kAdamFp32,     // weights already fp32: two fp32 moments, 8 bytes/param
-  kSgdMomentum,  // one fp32 momentum (+ fp32 master if weights are 16-bit)
+// The dtypes a training framework keeps per parameter between steps, and
+// how many optimizer moments. Presets (TrainingStatePreset) match each
+// framework's documented accounting; docs/memory.md cites them.
+struct TrainingStateDtypes {
+  // The stored parameters, sharded by ZeRO-3/FSDP: bf16 in Megatron-Core
+  // and DeepSpeed, fp32 in torchtitan's FSDP2 shards.
+  DType weights = DType::kBf16;
+  // The dtype forward and backward read. Under ZeRO-3 the working copy is
+  // gathered in it, a layer at a time (torchtitan: bf16 from fp32 shards).
+  DType compute = DType::kBf16;
+  // The gradient buffer kept across micro-batches and reduced over the
+  // data-parallel group (Megatron-Core: fp32, --accumulate-allreduce-grads-in-fp32).
+  DType main_grads = DType::kFp32;
+  // An fp32 copy of the weights for the optimizer step; never counted when
+  // `weights` is fp32 already.
+  bool fp32_master = true;
+  // Megatron-Core's optimizer copies 16-bit main gradients into fp32 (4
+  // bytes, sharded with the optimizer); never counted for fp32 gradients.
+  bool fp32_grad_copy = true;
+  DType moments = DType::kFp32;
+  int moments_per_param = 2;  // Adam 2, SGD with momentum 1
+  bool operator==(const TrainingStateDtypes&) const = default;
 };
 
+// The presets `mfu memory --state` accepts, in the order help lists them:
+// "megatron" (Megatron-Core distributed optimizer: bf16 weights, fp32 main
+// grads, fp32 master, two fp32 moments: 18 B/param, 6 + 12/d with d-way
+// ZeRO-1), "torchtitan-fsdp" (FSDP2 MixedPrecisionPolicy(param_dtype=bf16,
+// reduce_dtype=fp32): fp32 shards as master, fp32 grads, two fp32 moments:
+// 16 B/param, plus the bf16 layers gathered), "deepspeed" (ZeRO paper: 2 +
+// 2 + 12 = 16 B/param) and "bf16" (bf16 weights and grads with fp32 master
+// and moments: what `mfu memory` counted before presets, 16 B/param).
+inline constexpr std::array<std::string_view, 4> kTrainingStatePresets = {"megatron", "torchtitan-fsdp", "deepspeed",
+                                                                          "bf16"};
+// The preset named `name` (case-sensitive); kInvalidArgument naming the
+// closest preset and listing them otherwise.
+StatusOr<TrainingStateDtypes> TrainingStatePreset(std::string_view name);
+
+// Parameters on one GPU and the groups that shard them under ZeRO.
+struct StateSharding {
+  double dense_params = 0;   // after tensor/pipeline splitting, before ZeRO
+  double expert_params = 0;  // routed experts, after expert (and expert-tensor) splitting
+  double dense_shard = 1;    // ranks sharing the dense parameters' shards (dp x cp)
+  double expert_shard = 1;   // ranks sharing an expert's shards (the expert-data-parallel group)
+  // ZeRO-3: unsharded parameters alive at once in the `compute` dtype (the
+  // gathered layers: one computing, one prefetched).
+  double gathered_params = 0;
+};
+
+// Bytes of training state on one GPU.
+struct TrainingState {
+  double weights_bytes = 0;    // stored weights (+ the gathered ZeRO-3 working copy)
+  double gradients_bytes = 0;  // main gradients
+  double optimizer_bytes = 0;  // fp32 master, fp32 gradient copy and the moments
+  double total_bytes() const { return weights_bytes + gradients_bytes + optimizer_bytes; }
+};
+
+// The one model of weights, gradients and optimizer bytes that `mfu memory`
+// and the performance model share. Bytes per parameter from `dtypes`;
+// ZeRO `zero_stage` 1 shards the optimizer states over each group, 2 also
+// the gradients, 3 also the weights (and adds `gathered_params` in the
+// compute dtype). `zero_stage` must be in [0, 3] (checked); shards >= 1.
+// Arithmetic only: the planner calls it for every configuration.
+TrainingState TrainingStateBytes(const TrainingStateDtypes& dtypes, int zero_stage, const StateSharding& sharding);
+
 struct TrainingMemoryOptions {
-  DType weight_dtype = DType::kBf16;
-  DType grad_dtype = DType::kBf16;
-  Optimizer optimizer = Optimizer::kAdamMixed;
+  TrainingStateDtypes state;  // default: the "megatron" preset
   int64_t seq_len = 0;
   int64_t micro_batch = 1;
   Recompute recompute = Recompute::kNone;
@@ -31,11 +90,14 @@ struct TrainingMemoryOptions {
   double activation_bytes = 2;  // bytes per stored activation element (16-bit)
 };
 
-// Whole-model bytes (no sharding: divide by the data-parallel group for ZeRO).
+// Whole-model state (TrainingStateBytes without sharding) and the
+// activations of one micro-batch per tensor-parallel rank: total_bytes() is
+// what one GPU would hold only when tensor_parallel is 1
+// (EstimateTrainingMemoryPerGpu shards the rest).
 struct TrainingMemory {
   double weights_bytes = 0;
   double gradients_bytes = 0;
-  double optimizer_bytes = 0;  // includes fp32 master weights
+  double optimizer_bytes = 0;  // fp32 master, fp32 gradient copy and the moments
   // Activations stored for backward, per layer and over all layers, for one
   // micro-batch, per tensor-parallel rank.
   double activations_per_layer_bytes = 0;
@@ -51,6 +113,53 @@ struct TrainingMemory {
 // GPT layer; the a*s^2 term vanishes with flash attention or selective
 // recompute; full recompute keeps only the layer input (2*s*b*h).
 StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const TrainingMemoryOptions& options);
+
+// A parallel layout (Megatron's order: tp innermost, then cp, dp, pp).
+struct ParallelLayout {
+  int64_t gpus = 1;  // = tp x pp x cp x dp
+  int64_t tp = 1;
+  int64_t pp = 1;
+  int64_t vpp = 1;  // virtual stages per GPU (interleaved 1F1B)
+  int64_t cp = 1;
+  int64_t ep = 1;   // expert parallel, within dp x cp x tp
+  int64_t etp = 1;  // expert tensor parallel
+  int zero_stage = 1;
+  int64_t micro_batches = 1;  // per step and pipeline (1F1B keeps min(this, pp) in flight)
+};
+
+// The most loaded pipeline stage on one GPU.
+struct TrainingMemoryPerGpu {
+  TrainingState state;
+  double activations_per_layer_bytes = 0;  // largest layer, one micro-batch, per TP and CP rank
+  // The stage's layers x micro-batches in flight, plus the output layer at pp = 1.
+  double activations_bytes = 0;
+  double output_layer_activations_bytes = 0;  // its output-layer part (0 at pp > 1: the first stage is fuller)
+  int64_t dp = 1;
+  double layers_per_stage = 0;          // vpp x ceil(layers / (pp x vpp))
+  double micro_batches_in_flight = 1;   // min(m, pp), x (1 + (pp-1)/(pp x vpp)) interleaved
+  double dense_params = 0;              // on this GPU before ZeRO: the stage's layers / tp + embedding or LM head
+  double expert_params = 0;             // on this GPU before ZeRO: the stage's experts / (ep x etp)
+  StateSharding sharding;               // what TrainingStateBytes was given
+  double total_bytes() const { return state.total_bytes() + activations_bytes; }
+};
+
+// kInvalidArgument when `layout` does not fit `spec` at `seq_len`: a size
+// < 1, zero_stage outside [0, 3], gpus not a multiple of tp x pp x cp, tp not
+// dividing the heads (or KV heads, or ffn), fewer layers than pp x vpp, vpp
+// without pp, ep/etp on a dense model, ep not dividing the experts, ep x etp
+// not dividing dp x cp x tp, cp (x2) not dividing the sequence. The message
+// starts with the offending field's name (gpus, tp, pp, vpp, cp, ep, etp,
+// zero), which is also the flag of `mfu memory` and `mfu predict`.
+Status ValidateParallelLayout(const ModelSpec& spec, int64_t seq_len, const ParallelLayout& layout);
+
+// Memory per GPU of `layout`: parameters of the most loaded stage split as
+// the performance model splits them (perf_model.h), TrainingStateBytes over
+// dp x cp (experts: the expert-data-parallel group), and the activations of
+// EstimateTrainingMemory at `options` with tensor_parallel = layout.tp,
+// divided by cp, times the stage's layers and micro-batches in flight. The
+// errors of ValidateParallelLayout and EstimateTrainingMemory.
+StatusOr<TrainingMemoryPerGpu> EstimateTrainingMemoryPerGpu(const ModelSpec& spec, const TrainingMemoryOptions& options,
+                                                            const ParallelLayout& layout);
 
 // Korthikanti's closed form for one GPT layer, for tests and documentation:
 // s*b*h*(34 + 5*a*s/h) with no parallelism.

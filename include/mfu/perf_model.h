@@ -16,7 +16,9 @@
 
 #include "mfu/cluster.h"
 #include "mfu/flops.h"
+#include "mfu/framework.h"
 #include "mfu/hwdb.h"
+#include "mfu/memory.h"
 #include "mfu/model.h"
 #include "mfu/status.h"
 #include "mfu/vector_kernels.h"
@@ -28,22 +30,36 @@ namespace mfu {
 struct EfficiencyParams {
   std::string family;                     // "ampere", "hopper", ...
   std::vector<std::string> accelerators;  // accelerator id prefixes it covers
-  double matmul_peak_fraction = 0.8;      // large GEMMs: achieved / dense peak
-  double matmul_half_dim = 64;            // per GEMM dim d: efficiency x d / (d + this)
-  double attention_peak_fraction = 0.6;   // flash attention: achieved / dense peak
-  double vector_bw_fraction = 0.7;        // streamed traffic without a kernel row of its own: GEMM
-                                          // operands, KV cache, rope, softmax, optimizer; achieved / HBM
-  double scaleup_bw_fraction = 0.75;      // collective bus bandwidth / NVLink bandwidth
-  double scaleout_bw_fraction = 0.75;     // collective bus bandwidth / NIC bandwidth
-  double overlap_efficiency = 0.8;        // share of overlappable communication that is hidden
-  double kernel_overhead_us = 4;          // idle gap per kernel (launch, sync), microseconds
-  double memory_reserved_gib = 3;         // CUDA context, NCCL buffers, allocator slack
+  // GEMMs: achieved / dense peak of the dtype at a large shape; each GEMM
+  // dim d scales it by d / (d + matmul_half_dim).
+  double matmul_peak_fraction = 0.8;      // 16-bit
+  double matmul_half_dim = 64;            //
+  double fp8_matmul_peak_fraction = 0.7;  // FP8 (per-tensor scaled), quantization excluded
+  double fp4_matmul_peak_fraction = 0.6;  // FP4 (block scaled), quantization excluded
+  // Fused attention, 16-bit, the family's best kernel (framework.h
+  // AttentionKernel::kBest) at head dim 128: achieved / dense peak at long
+  // sequences, times L / (L + half_seq) for L keys per query.
+  double attention_peak_fraction = 0.6;  // forward
+  double attention_half_seq = 200;       // forward
+  double attention_bwd_fraction = 0.5;   // backward (2.5x the forward FLOPs)
+  double attention_bwd_half_seq = 400;   // backward
+  double attention_fa2_ratio = 1;        // FlashAttention-2's rate / the best kernel's on this family
+  double vector_bw_fraction = 0.7;       // streamed traffic without a kernel row of its own: GEMM
+                                         // operands, KV cache, rope, softmax, optimizer; achieved / HBM
+  double scaleup_bw_fraction = 0.75;     // collective bus bandwidth / NVLink bandwidth
+  double scaleout_bw_fraction = 0.75;    // collective bus bandwidth / NIC bandwidth
+  // Of the communication a framework issues behind compute (framework.h),
+  // the share that actually hides (SM and memory contention lose the rest).
+  double overlap_efficiency = 0.8;
+  double kernel_overhead_us = 4;   // idle gap per kernel (launch, sync), microseconds
+  double clock_fraction = 1;       // sustained / boost clock under the part's power cap
+  double memory_reserved_gib = 3;  // CUDA context, NCCL buffers, allocator slack
   std::string source;
   // Norms, residual adds, the MLP activation (vector_kernels.h), by VectorKernel.
   VectorKernelTable vector_kernels;
 };
 
-inline constexpr size_t kNumEfficiencyParams = 8;  // the fitted ones (not memory_reserved_gib)
+inline constexpr size_t kNumEfficiencyParams = 15;  // the fitted ones (not memory_reserved_gib)
 // name, pointer-to-member, and the bounds calibration keeps it in.
 struct EfficiencyParamInfo {
   const char* name;
@@ -96,16 +112,19 @@ struct TrainingConfig {
   int64_t micro_batch = 1;
   int64_t global_batch = 0;  // sequences; 0: dp * micro_batch
   Recompute recompute = Recompute::kNone;
-  DType precision = DType::kBf16;
-  bool tp_comm_overlap = false;
-  bool dp_overlap = true;  // gradient reduction bucketed and overlapped with backward
-  // Flash attention (fused, causal blocks skipped). Without it the scores
-  // are materialised: full s^2 GEMMs plus memory-bound softmax, mask and
-  // dropout over heads x s^2 elements (pre-2022 Megatron).
+  DType precision = DType::kBf16;  // of the linear layers' GEMMs; attention and the LM head run in 16-bit
+  bool tp_comm_overlap = false;    // split TP collectives overlapped with GEMMs (needs framework support)
+  bool dp_overlap = true;          // the framework's DP/FSDP overlap (false: every DP collective exposed)
+  // Fused attention (the framework's kernel, causal blocks skipped). Without
+  // it the scores are materialised: full s^2 GEMMs plus memory-bound
+  // softmax, mask and dropout over heads x s^2 elements (pre-2022 Megatron).
   bool flash_attention = true;
-  // ZeRO-3 collectives per layer and pass: 1 for FSDP (one flat parameter
-  // per wrapped layer), one per parameter tensor for DeepSpeed ZeRO-3.
-  int64_t zero3_collectives_per_layer = 1;
+  // Tokens of the busiest expert rank / the mean (1: balanced routing, as
+  // benchmark recipes force).
+  double moe_imbalance = 1;
+  // The dtypes kept per parameter (memory.h TrainingStateBytes, shared with
+  // `mfu memory`); the default is Megatron-Core's 18 bytes.
+  TrainingStateDtypes state;
 };
 
 // What is fixed while configurations vary.
@@ -117,6 +136,7 @@ struct TrainingSetup {
   int64_t gpus = 0;
   Convention convention = Convention::kMegatron;
   EfficiencyParams efficiency;
+  FrameworkProfile framework;  // what overlaps, attention kernel, FP8 recipe (framework.h)
 };
 
 // Why a configuration is not valid (kOk when it is).
@@ -236,10 +256,38 @@ class PerfModel {
 // One m x n x k GEMM (2mnk FLOPs) in `dtype`: the roofline of compute at the
 // shape's efficiency (matmul_peak_fraction x prod d / (d + matmul_half_dim))
 // and 16-bit operand traffic at vector_bw_fraction of HBM bandwidth.
+// FP8/FP4 operands are 1 / 0.5 bytes; the peak is the dtype's (16-bit where
+// the device has none) times clock_fraction.
 double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k);
-// The efficiency of an m x n x k GEMM: matmul_peak_fraction x prod d / (d +
+// The large-GEMM fraction of `dtype`'s dense peak: fp8_matmul_peak_fraction,
+// fp4_matmul_peak_fraction, else matmul_peak_fraction.
+double MatmulPeakFraction(const EfficiencyParams& e, DType dtype);
+// The efficiency of an m x n x k GEMM: the dtype's fraction x prod d / (d +
 // matmul_half_dim), the curve every GEMM of both models uses.
-double GemmEfficiency(const EfficiencyParams& e, double m, double n, double k);
+double GemmEfficiency(const EfficiencyParams& e, DType dtype, double m, double n, double k);
+inline double GemmEfficiency(const EfficiencyParams& e, double m, double n, double k) {
+  return GemmEfficiency(e, DType::kBf16, m, n, k);
+}
+// The dense peak a kernel of `dtype` runs against on `gpu`: the dtype's
+// peak, else the 16-bit one (bf16, then fp16), times clock_fraction; 0 when
+// the device has none.
+double ComputePeakFlops(const Accelerator& gpu, const EfficiencyParams& e, DType dtype);
+
+// Fused attention in 16-bit: achieved / dense peak of `kernel` for a pass
+// over `seq_kv` keys (per query block) at `head_dim`. Forward: the family's
+// attention_peak_fraction x L / (L + attention_half_seq) with L = seq_kv
+// (causal: seq_kv / 2 keys per query on average, and diagonal tiles of 128
+// computed whole: x n / (n + 1), n = seq_kv / 128); backward the same with
+// the bwd parameters; head dims scale it by g(hd) / g(128), g(d) = d / (d +
+// 51) (FlashAttention-3's hd64/128/256 sweep on H100); kFa2 times
+// attention_fa2_ratio. Capped at 0.98. kUnfused has no fused rate (returns
+// 0: the model times it as GEMMs plus softmax traffic).
+double AttentionEfficiency(const EfficiencyParams& e, AttentionKernel kernel, bool backward, double seq_kv, bool causal,
+                           double head_dim);
+// Seconds for `flops` of fused attention (executed FLOPs: causal halved)
+// at AttentionEfficiency of the 16-bit peak; 0 for kUnfused or no peak.
+double AttentionSeconds(const Accelerator& gpu, const EfficiencyParams& e, AttentionKernel kernel, bool backward,
+                        double flops, double seq_kv, bool causal, double head_dim);
 
 enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
 struct LinkSpec {

@@ -32,7 +32,9 @@ struct TrainingRun {
   std::string source;  // short key: "narayanan2021", "korthikanti2022", "nemo-24.07",
                        // "llm-foundry", "torchtitan", "vtrain", or the CSV's first words
   std::string source_ref;
-  std::string framework;
+  std::string framework;          // as published
+  std::string framework_profile;  // data/frameworks name (column framework_profile; default megatron-core)
+  std::string attention;          // column attention: a kernel overriding the framework's ("" = its default)
   std::string model_name;
   ModelSpec model;  // built with BuildGenericModel from the row's dims
   int64_t seq_len = 0;

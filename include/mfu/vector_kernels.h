@@ -68,11 +68,16 @@ struct LayerVectorWork {
   double moe_share = 0;         // share of layers that are MoE (the rest use the dense activation)
   bool gated = true;            // gated MLP: the activation reads two inputs
   double element_bytes = 2;     // 16-bit activations
+  // The residual add runs inside the following norm (reads the stream and
+  // the branch, writes the sum and the normalised rows: one kernel, one
+  // pass fewer than add + norm).
+  bool fused_norm_residual = false;
 };
 
 // Seconds of the layer's vector kernels (VectorKernelSeconds per kernel).
 double LayerVectorSeconds(const VectorKernelTable& kernels, double hbm_bytes_per_s, const LayerVectorWork& w);
-// Their HBM traffic, bytes: 2 x 2 + 2 x 3 passes over the hidden state and
+// Their HBM traffic, bytes: 2 x 2 + 2 x 3 passes over the hidden state (2 x 4
+// fused) and
 // 3 (gated) or 2 over the activation.
 double LayerVectorBytes(const LayerVectorWork& w);
 

@@ -1,22 +1,26 @@
 #include "mfu/memory.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "base/check.h"
+#include "base/strings.h"
 
 namespace mfu {
 namespace {
 
-double OptimizerBytesPerParam(const TrainingMemoryOptions& o) {
-  const bool master = o.weight_dtype != DType::kFp32;
-  switch (o.optimizer) {
-    case Optimizer::kAdamMixed:
-      return 12;
-    case Optimizer::kAdamFp32:
-      return master ? 12 : 8;
-    case Optimizer::kSgdMomentum:
-      return master ? 8 : 4;
-  }
-  return 12;
+// Optimizer bytes per parameter: the fp32 master (when the weights are not
+// fp32), the fp32 copy of 16-bit main gradients, the moments.
+double OptimizerBytesPerParam(const TrainingStateDtypes& d) {
+  double bytes = d.moments_per_param * DTypeBytes(d.moments);
+  if (d.fp32_master && d.weights != DType::kFp32)
+    bytes += 4;
+  if (d.fp32_grad_copy && d.main_grads != DType::kFp32)
+    bytes += 4;
+  return bytes;
 }
 
 // Activation elements per token of one layer, split into the parts Megatron
@@ -56,6 +60,42 @@ LayerActivations PerLayer(const ModelSpec& spec, const LayerSpec& layer, double 
 
 }  // namespace
 
+StatusOr<TrainingStateDtypes> TrainingStatePreset(std::string_view name) {
+  TrainingStateDtypes d;  // "megatron"
+  if (name == "megatron")
+    return d;
+  if (name == "torchtitan-fsdp") {
+    d.weights = DType::kFp32;  // the sharded parameters are the master copy
+    d.fp32_master = false;
+    d.fp32_grad_copy = false;
+    return d;
+  }
+  if (name == "deepspeed" || name == "bf16") {
+    d.main_grads = DType::kBf16;
+    d.fp32_grad_copy = false;
+    return d;
+  }
+  std::vector<std::string> names(kTrainingStatePresets.begin(), kTrainingStatePresets.end());
+  const std::string close = base::ClosestMatch(name, names);
+  return InvalidArgumentError("unknown training state '" + std::string(name) + "'" +
+                              (close.empty() ? "" : " (did you mean '" + close + "'?)") +
+                              "; known: " + base::Join(names, ", "));
+}
+
+TrainingState TrainingStateBytes(const TrainingStateDtypes& d, int zero_stage, const StateSharding& s) {
+  MFU_CHECK(zero_stage >= 0 && zero_stage <= 3);
+  MFU_DCHECK(s.dense_shard >= 1 && s.expert_shard >= 1);
+  const double all = s.dense_params + s.expert_params;
+  const double shard = s.dense_params / s.dense_shard + s.expert_params / s.expert_shard;
+  TrainingState t;
+  t.weights_bytes = (zero_stage >= 3 ? shard : all) * DTypeBytes(d.weights);
+  if (zero_stage >= 3)
+    t.weights_bytes += s.gathered_params * DTypeBytes(d.compute);
+  t.gradients_bytes = (zero_stage >= 2 ? shard : all) * DTypeBytes(d.main_grads);
+  t.optimizer_bytes = (zero_stage >= 1 ? shard : all) * OptimizerBytesPerParam(d);
+  return t;
+}
+
 double KorthikantiActivationBytesPerLayer(double s, double b, double h, double a) {
   return s * b * h * (34 + 5 * a * s / h);
 }
@@ -70,10 +110,13 @@ StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const Tra
   const ParamCounts params = CountParams(spec);
   // MTP modules are trained with the model although HF's count leaves them out.
   const double trained = params.total + params.mtp;
+  StateSharding whole;
+  whole.dense_params = trained;
+  const TrainingState state = TrainingStateBytes(o.state, 0, whole);
   TrainingMemory m;
-  m.weights_bytes = trained * DTypeBytes(o.weight_dtype);
-  m.gradients_bytes = trained * DTypeBytes(o.grad_dtype);
-  m.optimizer_bytes = trained * OptimizerBytesPerParam(o);
+  m.weights_bytes = state.weights_bytes;
+  m.gradients_bytes = state.gradients_bytes;
+  m.optimizer_bytes = state.optimizer_bytes;
 
   const auto s = static_cast<double>(o.seq_len);
   const auto b = static_cast<double>(o.micro_batch);
@@ -97,6 +140,151 @@ StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const Tra
     // Final LayerNorm + LM-head input (4sbh) and fp32 logits (4sbV), / t.
     m.output_layer_activations_bytes = (4 * s * b * h + 4 * s * b * static_cast<double>(spec.vocab)) / t;
   }
+  return m;
+}
+
+namespace {
+
+std::string Str(int64_t v) {
+  return std::to_string(v);
+}
+
+Status ValidateSizes(const ParallelLayout& l) {
+  for (auto [name, v] : {std::pair{"gpus", l.gpus},
+                         {"tp", l.tp},
+                         {"pp", l.pp},
+                         {"vpp", l.vpp},
+                         {"cp", l.cp},
+                         {"ep", l.ep},
+                         {"etp", l.etp},
+                         {"micro_batches", l.micro_batches}}) {
+    if (v < 1 || v > (int64_t{1} << 24))
+      return InvalidArgumentError(std::string(name) + " " + Str(v) + " must be in [1, 2^24]");
+  }
+  if (l.zero_stage < 0 || l.zero_stage > 3)
+    return InvalidArgumentError("zero " + std::to_string(l.zero_stage) + " must be 0, 1, 2 or 3");
+  if (l.vpp > 1 && l.pp == 1)
+    return InvalidArgumentError("vpp " + Str(l.vpp) + " needs pp > 1");
+  if (l.gpus % (l.tp * l.pp * l.cp) != 0) {
+    return InvalidArgumentError("gpus " + Str(l.gpus) + " is not a multiple of tp x pp x cp = " +
+                                Str(l.tp * l.pp * l.cp));
+  }
+  return Status::Ok();
+}
+
+Status ValidateTensorParallel(const ModelSpec& spec, int64_t tp) {
+  const int64_t kv = spec.kv_heads > 0 ? spec.kv_heads : spec.heads;
+  const int64_t ffn = spec.is_moe() && spec.ffn == 0 ? spec.moe.expert_ffn : spec.ffn;
+  if (tp > 1024 || spec.heads % tp != 0)
+    return InvalidArgumentError("tp " + Str(tp) + " does not divide the " + Str(spec.heads) + " attention heads");
+  if (kv % tp != 0 && tp % kv != 0)
+    return InvalidArgumentError("tp " + Str(tp) + " and the " + Str(kv) + " KV heads do not divide one another");
+  if (ffn > 0 && ffn % tp != 0)
+    return InvalidArgumentError("tp " + Str(tp) + " does not divide the MLP width " + Str(ffn));
+  return Status::Ok();
+}
+
+Status ValidateExperts(const ModelSpec& spec, const ParallelLayout& l) {
+  if (!spec.is_moe()) {
+    if (l.ep > 1)
+      return InvalidArgumentError("ep " + Str(l.ep) + " needs a mixture-of-experts model");
+    if (l.etp > 1)
+      return InvalidArgumentError("etp " + Str(l.etp) + " needs a mixture-of-experts model");
+    return Status::Ok();
+  }
+  const int64_t dp_cp_tp = l.gpus / l.pp;
+  if (spec.moe.num_experts % l.ep != 0)
+    return InvalidArgumentError("ep " + Str(l.ep) + " does not divide the " + Str(spec.moe.num_experts) + " experts");
+  if (dp_cp_tp % (l.ep * l.etp) != 0) {
+    return InvalidArgumentError("ep " + Str(l.ep) + " x etp " + Str(l.etp) + " does not divide dp x cp x tp = " +
+                                Str(dp_cp_tp));
+  }
+  if (l.etp > 1 && spec.moe.expert_ffn % l.etp != 0)
+    return InvalidArgumentError("etp " + Str(l.etp) + " does not divide the expert width " +
+                                Str(spec.moe.expert_ffn));
+  return Status::Ok();
+}
+
+// The parameters of the most loaded stage on one GPU, split as the
+// performance model splits them (PerfModel::Create and Evaluate): each
+// stage holds ceil(layers / (pp x vpp)) layers per virtual stage, the first
+// the embedding, the last the LM head.
+struct StageParams {
+  double layers = 0;
+  double dense = 0;
+  double expert = 0;
+  double gathered = 0;  // two average layers: ZeRO-3's working copy
+};
+
+StageParams MostLoadedStage(const ModelSpec& spec, const ParallelLayout& l) {
+  const ParamCounts params = CountParams(spec);
+  const auto layers = static_cast<double>(spec.num_layers);
+  const double expert_layer = params.routed_experts / layers;
+  const double dense_layer =
+      (params.attention + params.dense_mlp + params.shared_experts + params.router + params.norms) / layers;
+  const double embedding = params.embedding + params.position_embedding;
+  const double lm_head = spec.tied_embeddings ? params.embedding : params.lm_head;
+  const auto tp = static_cast<double>(l.tp), ep = static_cast<double>(l.ep), etp = static_cast<double>(l.etp);
+  StageParams s;
+  s.layers = static_cast<double>(l.vpp) * std::ceil(layers / static_cast<double>(l.pp * l.vpp));
+  const double first = embedding / tp + (l.pp == 1 && !spec.tied_embeddings ? lm_head / tp : 0);
+  const double last = l.pp == 1 ? first : lm_head / tp;
+  s.dense = s.layers * dense_layer / tp + std::max(first, last);
+  s.expert = s.layers * expert_layer / (ep * etp);
+  s.gathered = 2 * (dense_layer / tp + expert_layer / (ep * etp));
+  return s;
+}
+
+}  // namespace
+
+Status ValidateParallelLayout(const ModelSpec& spec, int64_t seq_len, const ParallelLayout& l) {
+  MFU_RETURN_IF_ERROR(ValidateSizes(l));
+  if (spec.num_layers < l.pp * l.vpp) {
+    return InvalidArgumentError("pp " + Str(l.pp) + " x vpp " + Str(l.vpp) + " = " + Str(l.pp * l.vpp) +
+                                " stages exceed the " + Str(spec.num_layers) + " layers");
+  }
+  MFU_RETURN_IF_ERROR(ValidateTensorParallel(spec, l.tp));
+  MFU_RETURN_IF_ERROR(ValidateExperts(spec, l));
+  if (l.cp > 1 && seq_len % (2 * l.cp) != 0) {
+    return InvalidArgumentError("cp " + Str(l.cp) + ": the sequence " + Str(seq_len) +
+                                " is not a multiple of 2 x cp (load-balanced halves)");
+  }
+  return Status::Ok();
+}
+
+StatusOr<TrainingMemoryPerGpu> EstimateTrainingMemoryPerGpu(const ModelSpec& spec, const TrainingMemoryOptions& options,
+                                                            const ParallelLayout& l) {
+  if (spec.num_layers < 1)
+    return InvalidArgumentError("the model has no layers");
+  MFU_RETURN_IF_ERROR(ValidateParallelLayout(spec, options.seq_len, l));
+  // One sequence, as PerfModel::Create caches it, scaled by the micro-batch.
+  TrainingMemoryOptions one = options;
+  one.micro_batch = 1;
+  one.tensor_parallel = l.tp;
+  one.sequence_parallel = options.sequence_parallel && l.tp > 1;
+  MFU_ASSIGN_OR_RETURN(TrainingMemory act, EstimateTrainingMemory(spec, one));
+
+  TrainingMemoryPerGpu m;
+  m.dp = l.gpus / (l.tp * l.pp * l.cp);
+  const StageParams stage = MostLoadedStage(spec, l);
+  m.layers_per_stage = stage.layers;
+  m.dense_params = stage.dense;
+  m.expert_params = stage.expert;
+  const auto dp = static_cast<double>(m.dp), cp = static_cast<double>(l.cp), tp = static_cast<double>(l.tp);
+  m.sharding.dense_params = stage.dense;
+  m.sharding.expert_params = stage.expert;
+  m.sharding.dense_shard = dp * cp;
+  m.sharding.expert_shard = std::max(1.0, dp * cp * tp / static_cast<double>(l.ep * l.etp));
+  m.sharding.gathered_params = stage.gathered;
+  m.state = TrainingStateBytes(options.state, l.zero_stage, m.sharding);
+
+  const auto mbs = static_cast<double>(options.micro_batch), pp = static_cast<double>(l.pp),
+             vpp = static_cast<double>(l.vpp), mb = static_cast<double>(l.micro_batches);
+  m.activations_per_layer_bytes = act.activations_per_layer_bytes * mbs / cp;
+  m.micro_batches_in_flight = l.pp == 1 ? 1 : std::min(mb, pp) * (l.vpp > 1 ? 1 + (pp - 1) / (pp * vpp) : 1.0);
+  m.output_layer_activations_bytes = l.pp == 1 ? act.output_layer_activations_bytes * mbs / cp : 0;
+  m.activations_bytes =
+      m.activations_per_layer_bytes * stage.layers * m.micro_batches_in_flight + m.output_layer_activations_bytes;
   return m;
 }
 

@@ -78,7 +78,19 @@ double SpearmanCorrelation(const std::vector<double>& a, const std::vector<doubl
   return cov / std::sqrt(va * vb);
 }
 
-TrainingConfig ConfigOfRun(const TrainingRun& run) {
+StatusOr<const FrameworkProfile*> FindRunFramework(const TrainingRun& run) {
+  MFU_ASSIGN_OR_RETURN(const FrameworkDb* db, FrameworkDb::Builtin());
+  MFU_ASSIGN_OR_RETURN(const FrameworkProfile* p, db->Find(run.framework_profile));
+  if (!run.attention.empty()) {
+    StatusOr<AttentionKernel> k = ParseAttentionKernel(run.attention);
+    if (!k.ok())
+      return InvalidArgumentError("row " + std::to_string(run.row_id) +
+                                  ": column 'attention': " + k.status().message());
+  }
+  return p;
+}
+
+TrainingConfig ConfigOfRun(const TrainingRun& run, const FrameworkProfile& framework) {
   TrainingConfig c;
   c.tp = run.tp;
   c.pp = run.pp;
@@ -86,28 +98,16 @@ TrainingConfig ConfigOfRun(const TrainingRun& run) {
   c.cp = run.cp;
   c.ep = run.ep;
   c.vpp = run.vpp;
-  // NeMo's and torchtitan's tensor parallelism shards the sequence too.
-  const bool sp_default = run.source == "nemo-24.07" || run.source == "torchtitan";
-  c.sequence_parallel = run.sequence_parallel || sp_default;
+  // Everything the row does not state is the framework's (frameworks.csv).
+  c.sequence_parallel = run.sequence_parallel || framework.sequence_parallel;
   c.zero_stage = run.zero_stage;
   c.fsdp = run.fsdp;
   c.micro_batch = run.micro_batch > 0 ? run.micro_batch : 1;
   c.global_batch = run.global_batch;
   c.recompute = run.recompute;
   c.precision = run.precision;
-  // NeMo's H100 recipes overlap TP communication with GEMMs (userbuffers);
-  // vTrain's Megatron-DeepSpeed runs had no gradient bucketing.
-  c.tp_comm_overlap = run.source == "nemo-24.07";
-  c.dp_overlap = run.source != "vtrain";
-  // Flash attention arrived in 2022: Narayanan's and Korthikanti's Megatron
-  // and vTrain's Megatron-DeepSpeed materialise the attention scores.
-  c.flash_attention = run.source != "narayanan2021" && run.source != "korthikanti2022" && run.source != "vtrain";
-  // Narayanan's ZeRO-3 baseline is DeepSpeed, which gathers parameter by
-  // parameter: a GPT layer has 12 tensors (4 weights, 4 biases, 2 norms).
-  if (run.zero_stage == 3 && !run.fsdp)
-    c.zero3_collectives_per_layer = run.model.qkv_bias ? 12 : 6;
-  else
-    c.zero3_collectives_per_layer = 1;
+  c.tp_comm_overlap = framework.tp_overlap_supported && framework.tp_overlap_default && run.tp > 1;
+  c.flash_attention = run.attention != "unfused" && framework.attention != AttentionKernel::kUnfused;
   return c;
 }
 
@@ -132,6 +132,16 @@ StatusOr<RunSet> RunSet::Prepare(const TrainingRunSet& runs, const HardwareDb& h
       setup.cluster = *cluster;
       setup.gpus = run.gpus;
       setup.efficiency = efficiency.For((*gpu)->id);
+      StatusOr<const FrameworkProfile*> framework = FindRunFramework(run);
+      if (!framework.ok()) {
+        e.problem = framework.status().message();
+        set.entries_.push_back(std::move(e));
+        continue;
+      }
+      setup.framework = **framework;
+      if (!run.attention.empty())
+        setup.framework.attention = *ParseAttentionKernel(run.attention);  // checked by FindRunFramework
+      e.framework = *framework;
       StatusOr<PerfModel> model = PerfModel::Create(setup);
       if (model.ok()) {
         e.model.push_back(std::move(model).value());
@@ -155,7 +165,7 @@ AccuracyReport RunSet::Evaluate(const EfficiencyDb& efficiency) {
       PerfModel& model = e.model.front();
       model.SetEfficiency(efficiency.For(model.setup().gpu->id));
       // A measured run ran: memory is reported, not a reason to refuse it.
-      model.Evaluate(ConfigOfRun(*e.run), r.prediction);
+      model.Evaluate(ConfigOfRun(*e.run, *e.framework), r.prediction);
       if (r.prediction.issue != ConfigIssue::kOk && r.prediction.issue != ConfigIssue::kOutOfMemory) {
         r.problem = std::string("configuration: ") + ConfigIssueName(r.prediction.issue);
       } else {

@@ -43,17 +43,25 @@ TEST(Spearman, HandComputedValues) {
 }
 
 TEST(ConfigOfRun, FrameworkDefaults) {
+  auto db = FrameworkDb::Builtin();
+  ASSERT_TRUE(db.ok()) << db.status().message();
   TrainingRun run;
   run.tp = 8;
   run.pp = 2;
-  run.source = "vtrain";
-  EXPECT_FALSE(ConfigOfRun(run).dp_overlap);  // no gradient bucketing in vTrain's runs
-  EXPECT_FALSE(ConfigOfRun(run).sequence_parallel);
-  run.source = "nemo-24.07";
-  EXPECT_TRUE(ConfigOfRun(run).sequence_parallel);
-  EXPECT_TRUE(ConfigOfRun(run).tp_comm_overlap);
+  const FrameworkProfile& vtrain = **(*db)->Find("megatron-deepspeed");
+  const FrameworkProfile& nemo = **(*db)->Find("nemo");
+  EXPECT_FALSE(ConfigOfRun(run, vtrain).sequence_parallel);
+  EXPECT_FALSE(ConfigOfRun(run, vtrain).flash_attention);  // Megatron-DeepSpeed materialises the scores
+  EXPECT_EQ(vtrain.dp_grad_overlap, 0);                    // no gradient bucketing in vTrain's runs
+  EXPECT_TRUE(ConfigOfRun(run, nemo).sequence_parallel);
+  EXPECT_TRUE(ConfigOfRun(run, nemo).tp_comm_overlap);
+  EXPECT_TRUE(ConfigOfRun(run, nemo).flash_attention);
+  run.attention = "unfused";  // a row's own attention column wins
+  EXPECT_FALSE(ConfigOfRun(run, nemo).flash_attention);
   run.micro_batch = 0;
-  EXPECT_EQ(ConfigOfRun(run).micro_batch, 1);
+  EXPECT_EQ(ConfigOfRun(run, nemo).micro_batch, 1);
+  run.tp = 1;  // no TP, nothing to overlap
+  EXPECT_FALSE(ConfigOfRun(run, nemo).tp_comm_overlap);
 }
 
 // The accuracy table of docs/plan.md. The bounds are the measured errors of

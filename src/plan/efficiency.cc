@@ -72,12 +72,19 @@ std::array<EfficiencyParamInfo, kNumEfficiencyParams> EfficiencyParamInfos() {
   return {{
       {"matmul_peak_fraction", &EfficiencyParams::matmul_peak_fraction, 0.2, 0.98},
       {"matmul_half_dim", &EfficiencyParams::matmul_half_dim, 0, 1024},
+      {"fp8_matmul_peak_fraction", &EfficiencyParams::fp8_matmul_peak_fraction, 0.1, 0.98},
+      {"fp4_matmul_peak_fraction", &EfficiencyParams::fp4_matmul_peak_fraction, 0.1, 0.98},
       {"attention_peak_fraction", &EfficiencyParams::attention_peak_fraction, 0.1, 0.95},
+      {"attention_half_seq", &EfficiencyParams::attention_half_seq, 0, 8192},
+      {"attention_bwd_fraction", &EfficiencyParams::attention_bwd_fraction, 0.1, 0.95},
+      {"attention_bwd_half_seq", &EfficiencyParams::attention_bwd_half_seq, 0, 8192},
+      {"attention_fa2_ratio", &EfficiencyParams::attention_fa2_ratio, 0.1, 1},
       {"vector_bw_fraction", &EfficiencyParams::vector_bw_fraction, 0.1, 0.98},
       {"scaleup_bw_fraction", &EfficiencyParams::scaleup_bw_fraction, 0.1, 0.98},
       {"scaleout_bw_fraction", &EfficiencyParams::scaleout_bw_fraction, 0.1, 0.98},
       {"overlap_efficiency", &EfficiencyParams::overlap_efficiency, 0, 1},
       {"kernel_overhead_us", &EfficiencyParams::kernel_overhead_us, 0, 100},
+      {"clock_fraction", &EfficiencyParams::clock_fraction, 0.3, 1},
   }};
 }
 

@@ -165,10 +165,14 @@ static StepCost Step(const InferenceSetup& s, double peak, double hbm, double ro
   const double h = static_cast<double>(m.hidden);
   const int64_t kv_heads = m.kv_heads > 0 ? m.kv_heads : m.heads;
   const double kv_split = m.attention == AttentionKind::kMla ? 1.0 : static_cast<double>(std::min(s.tp, kv_heads));
+  const DType compute_dtype =
+      (s.weight_dtype == DType::kFp8 || s.weight_dtype == DType::kFp4) && s.gpu->peak_flops(s.weight_dtype) > 0
+          ? s.weight_dtype
+          : DType::kBf16;
   auto gemm_compute = [&](double flops, double m_rows, double n, double k) {
     if (flops <= 0)
       return 0.0;
-    return flops / (peak * GemmEfficiency(e, m_rows, n, k));
+    return flops / (peak * GemmEfficiency(e, compute_dtype, m_rows, n, k));
   };
 
   StepCost c;
@@ -177,7 +181,7 @@ static StepCost Step(const InferenceSetup& s, double peak, double hbm, double ro
   // Per layer on one GPU of a stage.
   const double dense_flops = rows * SumGemm(executed) / layers / tp;
   const double dense_bytes = dense_params / tp * wbytes + 2 * rows * h * kActivationBytes;
-  const double ideal = peak * e.matmul_peak_fraction;
+  const double ideal = peak * MatmulPeakFraction(e, compute_dtype);
   parts.Add(gemm_compute(dense_flops, rows, h / tp, h), dense_bytes / hbm, dense_flops / ideal);
   double expert_flops = 0, expert_bytes = 0;
   if (m.is_moe()) {
@@ -199,9 +203,10 @@ static StepCost Step(const InferenceSetup& s, double peak, double hbm, double ro
   const double kv_read = sequences * keys * kv_elements * kvbytes / kv_split;
   const double kv_write = rows * kv_elements * kvbytes / kv_split;
   // Attention runs in 16-bit at flash attention's efficiency.
-  const double attn_peak =
-      s.gpu->peak_flops(DType::kBf16) > 0 ? s.gpu->peak_flops(DType::kBf16) : s.gpu->peak_flops(DType::kFp16);
-  const double attn_c = attn_flops / (attn_peak * e.attention_peak_fraction);
+  // Prefill (rows beyond one per sequence) is causal over the keys read.
+  const bool causal = rows > sequences;
+  const double attn_c = AttentionSeconds(*s.gpu, e, AttentionKernel::kBest, false, attn_flops, std::max(keys, 1.0),
+                                         causal, static_cast<double>(m.qk_head_dim()));
   parts.Add(attn_c, (kv_read + kv_write) / hbm, attn_c);
   // Norms, residual adds, the MLP activation: the vector kernels shared with
   // the training model (vector_kernels.h), each with its floor and bandwidth.

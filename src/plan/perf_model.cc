@@ -22,14 +22,18 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kActivationBytes = 2;      // bf16/fp16 activations and communicated tensors
-constexpr double kWeightBytes = 2;          // 16-bit working weights
-constexpr double kMainGradBytes = 4;        // fp32 main gradients (Megatron; FSDP mixed precision)
-constexpr double kOptimizerBytes = 12;      // fp32 master weights + two Adam moments
+constexpr double kWeightBytes = 2;          // 16-bit working weights (what ZeRO-3 gathers; stored bytes: memory.h)
 constexpr double kReduceGradBytes = 2;      // gradients are reduced in 16-bit
 constexpr double kAdamBytesPerParam = 30;   // grad read, master/m/v read+write, 16-bit param write
 constexpr double kAttentionBackward = 2.5;  // flash attention: 5 GEMMs backward vs 2 forward
 constexpr double kKernelsPerLayer = 12;     // forward kernels of one layer (backward twice as many)
 constexpr int64_t kMaxTensorParallel = 1024;
+// Fused attention: query/key tile of FlashAttention-2/3 and cuDNN (the
+// causal diagonal's half-empty tiles are computed whole), and the head dim
+// at which the kernel reaches half its rate (FlashAttention-3 on H100 at
+// 16k: hd64 497, hd128 648, hd256 756 TFLOP/s, arXiv 2407.08608 fig. 5).
+constexpr double kAttentionTile = 128;
+constexpr double kAttentionHalfHeadDim = 51;
 
 // Latency steps: NCCL's all-gather and reduce-scatter are rings (n - 1
 // steps); all-reduce switches to a tree (2 log2 n) at scale.
@@ -85,14 +89,16 @@ double Gemm(double d, double half) {
 
 // GEMMs totalling `flops` with `rows` rows (tokens), a representative width
 // `cols` and inner dimension `inner`: the roofline of compute at the shape's
-// efficiency and 16-bit operand traffic (weights flops/rows, inputs
-// rows x inner, outputs flops / inner) at `bw` bytes/s.
-double GemmTime(double flops, double rows, double cols, double inner, double peak, double bw,
-                const EfficiencyParams& e) {
+// efficiency for `dtype` and operand traffic (weights flops/rows, inputs
+// rows x inner, outputs flops / inner; weights and inputs in the dtype's
+// bytes, outputs 16-bit) at `bw` bytes/s.
+double GemmTime(double flops, double rows, double cols, double inner, double peak, double bw, const EfficiencyParams& e,
+                DType dtype) {
   if (flops <= 0)
     return 0;
-  const double bytes = flops / rows + 2 * rows * inner + flops / inner;
-  return std::max(flops / (peak * GemmEfficiency(e, rows, cols, inner)), bytes / bw);
+  const double operand = dtype == DType::kFp8 ? 1.0 : dtype == DType::kFp4 ? 0.5 : 2.0;
+  const double bytes = operand / 2 * (flops / rows + 2 * rows * inner) + flops / inner;
+  return std::max(flops / (peak * GemmEfficiency(e, dtype, rows, cols, inner)), bytes / bw);
 }
 
 }  // namespace
@@ -268,6 +274,15 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   const bool sp = c.sequence_parallel && c.tp > 1;
   c.sequence_parallel = sp;
 
+  // --- the framework ---
+  const FrameworkProfile& fw = setup_.framework;
+  if (c.tp_comm_overlap && !fw.tp_overlap_supported)
+    return fail(ConfigIssue::kBadValue);
+  if (!(c.moe_imbalance >= 1 && c.moe_imbalance <= 64))
+    return fail(ConfigIssue::kBadValue);
+  const bool fused_attention = c.flash_attention && fw.attention != AttentionKernel::kUnfused;
+  c.flash_attention = fused_attention;
+
   // --- the fabric ---
   const Cluster* cl = setup_.cluster;
   const double domain =
@@ -305,47 +320,76 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   const Link cp_link = link(cp, tp);
   const Link ep_link = link(ep * etp, tp * cp / etp);
   const Link dp_link = link(dpd * cp, tp);
+  // Megatron places expert TP x EP innermost over the dp x cp x tp ranks:
+  // the expert-data-parallel group's members sit ep x etp GPUs apart (one
+  // per node when EP fills the node).
+  const double expert_dp = std::max(1.0, dpd * cp * tp / (ep * etp));
+  const Link expert_dp_link = link(expert_dp, ep * etp);
   const Link pp_link = link(c.pp > 1 ? 2 : 1, tp * cp * dpd);
   if (!topology_ok)
     return fail(ConfigIssue::kTopology);
 
   // --- compute of one micro-batch, one layer, forward ---
-  // The precision's dense peak; a device without it (fp8 on A100, bf16 on
-  // V100) runs the GEMMs at its 16-bit peak.
-  double peak = gpu.peak_flops(c.precision);
-  if (!(peak > 0))
-    peak = gpu.peak_flops(DType::kBf16) > 0 ? gpu.peak_flops(DType::kBf16) : gpu.peak_flops(DType::kFp16);
+  // Linear layers run at the precision's dense peak (a device without it,
+  // fp8 on A100, at its 16-bit peak); attention and the LM head in 16-bit.
+  const double peak = ComputePeakFlops(gpu, e, c.precision);
+  const double peak16 = ComputePeakFlops(gpu, e, DType::kBf16);
+  const bool low_precision =
+      (c.precision == DType::kFp8 || c.precision == DType::kFp4) && gpu.peak_flops(c.precision) > 0;
+  const DType gemm_dtype = low_precision ? c.precision : DType::kBf16;
   const double hbm = gpu.memory_bw_tbps * 1e12 * e.vector_bw_fraction;
   const double seq = static_cast<double>(setup_.seq_len);
   const double tokens = mbs * seq / cp;  // tokens of one micro-batch on one GPU
   const double h = static_cast<double>(m.hidden);
+  // Quantization of FP8/FP4 operands: each GEMM's input, weight and (in
+  // backward) output gradient, fp8_cast_bytes per element (framework.h),
+  // per pass, at the vector bandwidth. Returned per forward-equivalent pass.
+  double quant_f = 0;
   auto gemm_time = [&](double flops, double rows, double cols, double inner) {
-    return GemmTime(flops, rows, cols, inner, peak, hbm, e);
+    if (low_precision && flops > 0) {
+      const double elements = flops / (2 * cols) + flops / (2 * rows) + flops / (2 * inner);
+      quant_f += fw.fp8_cast_bytes * elements / hbm;
+    }
+    return GemmTime(flops, rows, cols, inner, peak, hbm, e, gemm_dtype);
   };
   const double q_width = static_cast<double>(m.heads) * static_cast<double>(m.qk_head_dim());
   const double attn_proj_s = gemm_time(tokens * attn_proj_flops_ / tp, tokens, std::max(q_width / tp, 1.0), h);
   const double mlp_width = static_cast<double>(std::max<int64_t>(m.ffn, 1));
   const double mlp_s = gemm_time(tokens * mlp_flops_ / tp, tokens, mlp_width / tp, h);
   double expert_s = 0;
+  const double imbalance = m.is_moe() ? c.moe_imbalance : 1.0;
   if (expert_flops_ > 0) {
-    // Balanced routing: the EP group keeps every GPU's work at its own
-    // tokens x top-k; each local expert sees tokens*topk*ep/E rows.
+    // The EP group keeps every GPU's work at its own tokens x top-k (x the
+    // imbalance on the busiest rank); each local expert sees tokens x topk x
+    // ep / E rows: a grouped GEMM whose rows shrink as experts multiply.
     const double experts = static_cast<double>(m.moe.num_experts);
-    const double rows = std::max(1.0, tokens * static_cast<double>(m.moe.top_k) * ep / experts);
-    expert_s = gemm_time(tokens * expert_flops_ / etp, rows, static_cast<double>(m.moe.expert_ffn) / etp, h);
+    const double rows = std::max(1.0, imbalance * tokens * static_cast<double>(m.moe.top_k) * ep / experts);
+    expert_s =
+        gemm_time(imbalance * tokens * expert_flops_ / etp, rows, static_cast<double>(m.moe.expert_ffn) / etp, h);
   }
   const double shared_s = gemm_time(tokens * shared_flops_ / tp, tokens,
                                     static_cast<double>(std::max<int64_t>(m.moe.shared_ffn, 1)) / tp, h);
   const double gemm_f = attn_proj_s + mlp_s + expert_s + shared_s;
-  double core_f = tokens * attn_core_flops_ / tp / (peak * e.attention_peak_fraction);
+  const double head_dim = static_cast<double>(m.qk_head_dim());
+  // Fused attention: each rank's queries against seq / cp keys per block
+  // (causal at cp = 1; with context parallelism the ring's blocks are full
+  // except the diagonal one).
+  const double attn_flops = tokens * attn_core_flops_ / tp;
+  const double kv_len = c.cp > 1 ? seq / cp : seq;
+  const bool causal_blocks = c.cp == 1;
+  double core_f = 0, core_b = 0;
   double core_vec_f = 0;  // unfused attention: softmax, mask, dropout traffic
-  if (!c.flash_attention) {
+  if (fused_attention) {
+    core_f = AttentionSeconds(gpu, e, fw.attention, false, attn_flops, kv_len, causal_blocks, head_dim);
+    core_b =
+        AttentionSeconds(gpu, e, fw.attention, true, kAttentionBackward * attn_flops, kv_len, causal_blocks, head_dim);
+  } else {
     // The full score matrix (causal blocks are not skipped) as two batched
     // GEMMs with the head dim as the short side, and ~6 passes of 16-bit
     // elements over heads/tp x s x s per sequence: scores written, masked
     // softmax read and written, dropout read and written, read by A.V.
-    const double head_dim = static_cast<double>(m.qk_head_dim());
-    core_f = gemm_time(2 * tokens * attn_core_flops_ / tp, tokens, seq, head_dim);
+    core_f = GemmTime(2 * attn_flops, tokens, seq, head_dim, peak16, hbm, e, DType::kBf16);
+    core_b = kAttentionBackward * core_f;
     const double elements = mbs / cp * static_cast<double>(m.heads) / tp * seq * seq;
     core_vec_f = 6 * kActivationBytes * elements / hbm;
   }
@@ -359,51 +403,80 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   vec.dense_act_rows = tokens;
   vec.dense_act_width = mlp_width / tp;
   if (m.is_moe()) {
-    vec.expert_act_rows = tokens * static_cast<double>(m.moe.top_k);
+    vec.expert_act_rows = imbalance * tokens * static_cast<double>(m.moe.top_k);
     vec.expert_act_width = static_cast<double>(m.moe.expert_ffn) / etp;
     vec.moe_share = moe_layer_share_;
   }
   vec.gated = m.gated_mlp;
   vec.element_bytes = kActivationBytes;
+  vec.fused_norm_residual = fw.fused_norm_residual;
   const double rope_s = kActivationBytes * 4 * tokens * q_width / tp / hbm;
-  const double vec_f = LayerVectorSeconds(vector_kernels_, gpu.memory_bw_tbps * 1e12, vec) + rope_s + core_vec_f;
+  // MoE token permutation and unpermutation (gather to expert-contiguous
+  // rows and back: read one and write top-k rows each way), and the
+  // framework's host synchronisation on the token counts.
+  double moe_f = 0;
+  if (m.is_moe() && c.ep * c.etp > 1) {
+    const double topk = static_cast<double>(m.moe.top_k);
+    moe_f =
+        moe_layer_share_ * (2 * (1 + topk) * imbalance * tokens * h * kActivationBytes / hbm + fw.moe_sync_us * 1e-6);
+  }
+  const double vec_f =
+      LayerVectorSeconds(vector_kernels_, gpu.memory_bw_tbps * 1e12, vec) + rope_s + core_vec_f + moe_f + quant_f;
   const double overhead_f = kKernelsPerLayer * e.kernel_overhead_us * 1e-6;
 
   // --- communication of one micro-batch, one layer ---
+  // `share` of `comm` is issued behind `compute`; overlap_efficiency of that
+  // hides, never more than the compute.
+  auto exposed = [&](double comm, double compute, double share) {
+    return comm - std::min(std::clamp(share, 0.0, 1.0) * e.overlap_efficiency * comm, e.overlap_efficiency * compute);
+  };
   const double act_bytes = tokens * h * kActivationBytes;
   // Forward: 2 all-reduces (or 2 all-gathers + 2 reduce-scatters); backward the same.
   const double tp_f = c.tp > 1 ? 2 * AllReduceTime(tp, act_bytes, tp_link) : 0;
-  auto exposed = [&](double comm, double compute, bool overlappable) {
-    if (!overlappable)
-      return comm;
-    return std::max(comm * (1 - e.overlap_efficiency), comm - e.overlap_efficiency * compute);
-  };
-  const double tp_f_exp = exposed(tp_f, gemm_f, c.tp_comm_overlap);
-  const double tp_b_exp = exposed(tp_f, 2 * gemm_f, c.tp_comm_overlap);
+  const double tp_share = c.tp_comm_overlap ? 1.0 : 0.0;
+  const double tp_f_exp = exposed(tp_f, gemm_f, tp_share);
+  const double tp_b_exp = exposed(tp_f, 2 * gemm_f, tp_share);
   double cp_f_exp = 0, cp_b_exp = 0;
   if (c.cp > 1) {
-    // Ring attention: cp-1 exchanges of this rank's K and V, hidden behind the
-    // attention core; backward also returns dK, dV.
-    const double kv_bytes =
-        tokens * 2 * static_cast<double>(kv) * static_cast<double>(m.qk_head_dim()) / tp * kActivationBytes;
-    const double ring = (cp - 1) * (kv_bytes / cp_link.bw + cp_link.latency);
-    cp_f_exp = exposed(ring, core_f, true);
-    cp_b_exp = exposed(2 * ring, kAttentionBackward * core_f, true);
+    const double kv_bytes = tokens * 2 * static_cast<double>(kv) * head_dim / tp * kActivationBytes;
+    if (fw.cp_mode == CpMode::kRing) {
+      // cp - 1 steps, each sending this rank's K/V block while the previous
+      // block's attention runs; backward also returns dK, dV.
+      const double step = kv_bytes / cp_link.bw + cp_link.latency;
+      cp_f_exp = (cp - 1) * exposed(step, core_f / cp, fw.cp_overlap);
+      cp_b_exp = (cp - 1) * exposed(2 * step, core_b / cp, fw.cp_overlap);
+    } else if (fw.cp_mode == CpMode::kAllGather) {
+      // K/V gathered before attention (and again in backward, with dK/dV
+      // reduce-scattered after it).
+      const double gather = AllGatherTime(cp, cp * kv_bytes, cp_link);
+      cp_f_exp = exposed(gather, 0, 0);
+      cp_b_exp = 2 * gather;
+    } else {
+      // Ulysses: q, k, v and the output re-sharded heads <-> sequence by
+      // all-to-all, each way in backward too.
+      const double q_bytes = tokens * q_width / tp * kActivationBytes;
+      const double a2a = AllToAllTime(cp, 2 * q_bytes + kv_bytes, cp_link);
+      cp_f_exp = a2a;
+      cp_b_exp = a2a;
+    }
   }
   double ep_f_exp = 0, ep_b_exp = 0;
   if (m.is_moe() && c.ep * c.etp > 1) {
-    // Dispatch and combine: every token's hidden state to its top-k experts.
-    const double a2a_bytes = tokens * static_cast<double>(m.moe.top_k) * h * kActivationBytes / (sp ? tp : 1.0);
+    // Dispatch and combine: every token's hidden state to its top-k experts;
+    // the busiest rank receives `imbalance` times the mean.
+    const double a2a_bytes =
+        imbalance * tokens * static_cast<double>(m.moe.top_k) * h * kActivationBytes / (sp ? tp : 1.0);
     const double a2a = 2 * AllToAllTime(ep * etp, a2a_bytes, ep_link) * moe_layer_share_;
-    ep_f_exp = a2a;
-    ep_b_exp = a2a;
+    ep_f_exp = exposed(a2a, gemm_f, fw.ep_overlap);
+    ep_b_exp = exposed(a2a, 2 * gemm_f, fw.ep_overlap);
   }
 
   // --- one micro-batch on the most loaded stage ---
-  const double layers_per_stage =
-      vpp * std::ceil(static_cast<double>(m.num_layers) / static_cast<double>(c.pp * c.vpp));
+  // Layers are split as evenly as the stages allow (Megatron's and
+  // torchtitan's uneven first/last stages): ceil(L / pp) on the busiest.
+  const double layers_per_stage = std::ceil(static_cast<double>(m.num_layers) / pp);
   const double layer_f = gemm_f + core_f + vec_f + overhead_f;
-  const double layer_b = 2 * gemm_f + kAttentionBackward * core_f + 2 * vec_f + 2 * overhead_f;
+  const double layer_b = 2 * gemm_f + core_b + 2 * vec_f + 2 * overhead_f;
   double layer_rc = 0, layer_rc_comm = 0;
   if (c.recompute == Recompute::kFull) {
     layer_rc = layer_f;
@@ -412,7 +485,7 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
     layer_rc = core_f + core_vec_f;
   }
   const double vocab = static_cast<double>(m.vocab);
-  const double head_gemm = gemm_time(tokens * lm_head_flops_ / tp, tokens, vocab / tp, h);
+  const double head_gemm = GemmTime(tokens * lm_head_flops_ / tp, tokens, vocab / tp, h, peak16, hbm, e, DType::kBf16);
   const double head_f = head_gemm + tokens * vocab / tp * 4 * 3 / hbm;  // fp32 logits: write, softmax read/write
   const double head_b = 2 * head_f;
   const double t_f = layers_per_stage * (layer_f + tp_f_exp + cp_f_exp + ep_f_exp) + head_f;
@@ -435,19 +508,27 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   // A collective over each group (dense and expert), of `bytes_per_param`.
   auto group_gather = [&](double bytes_per_param, double pieces) {
     return AllGatherTime(shard, stage_dense_params * bytes_per_param, dp_link, pieces) +
-           AllGatherTime(expert_shard, stage_expert_params * bytes_per_param, dp_link, pieces);
+           AllGatherTime(expert_shard, stage_expert_params * bytes_per_param, expert_dp_link, pieces);
   };
+  // Shares of the DP collectives the framework issues behind compute: all
+  // but the last of its per-layer chunks (Megatron-Core's buckets, FSDP's
+  // units), none with dp_overlap off.
+  const double chunk_share = c.dp_overlap ? 1 - 1 / std::max(1.0, layers_per_stage) : 0.0;
 
   // --- FSDP / ZeRO-3: gather parameters and reduce gradients per micro-batch ---
   const int64_t micro_batches = c.global_batch / (dp * c.micro_batch);
   const auto mb = static_cast<double>(micro_batches);
   double fsdp_exposed_per_mb = 0;
   if (c.zero_stage == 3 && (shard > 1 || expert_shard > 1)) {
-    // One gather and one reduce-scatter per layer (FSDP's unit).
-    const double pieces = layers_per_stage * static_cast<double>(std::max<int64_t>(1, c.zero3_collectives_per_layer));
+    // One gather and one reduce-scatter per layer (FSDP's unit), or per
+    // parameter tensor (DeepSpeed: 4 weights, 4 biases, 4 norm tensors of a
+    // GPT layer; 6 without biases).
+    const double per_layer = setup_.framework.zero3_per_tensor ? (m.qkv_bias ? 12.0 : 6.0) : 1.0;
+    const double pieces = layers_per_stage * per_layer;
     const double gather = group_gather(kWeightBytes, pieces);
     const double reduce = group_gather(kReduceGradBytes, pieces);
-    fsdp_exposed_per_mb = exposed(gather, t_f, true) + exposed(gather + reduce, t_b, true);
+    const double prefetch = c.dp_overlap ? fw.fsdp_prefetch * chunk_share : 0.0;
+    fsdp_exposed_per_mb = exposed(gather, t_f, prefetch) + exposed(gather + reduce, t_b, prefetch);
   }
 
   // --- the step ---
@@ -464,10 +545,11 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
     // backward; with a distributed optimizer the reduce-scatter does, and the
     // parameter gather behind the first micro-batch's forward.
     const double half_comm = group_gather(kReduceGradBytes, 1);
+    const double grad_share = fw.dp_grad_overlap * chunk_share;
     if (c.zero_stage == 0) {
-      dp_comm = exposed(2 * half_comm, t_b, c.dp_overlap);
+      dp_comm = exposed(2 * half_comm, t_b, grad_share);
     } else {
-      dp_comm = exposed(half_comm, t_b, c.dp_overlap) + exposed(half_comm, t_f, c.dp_overlap);
+      dp_comm = exposed(half_comm, t_b, grad_share) + exposed(half_comm, t_f, fw.dp_param_overlap * chunk_share);
     }
   }
   const double optimizer_params = sharded(c.zero_stage >= 1);
@@ -475,7 +557,7 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
 
   StepBreakdown& b = out.breakdown;
   b.matrix_s = mb * (layers_per_stage * 3 * gemm_f + 3 * head_gemm);
-  b.attention_s = mb * layers_per_stage * (1 + kAttentionBackward) * core_f;
+  b.attention_s = mb * layers_per_stage * (core_f + core_b);
   b.vector_s = mb * (layers_per_stage * 3 * vec_f + 3 * (head_f - head_gemm));
   b.overhead_s = mb * layers_per_stage * 3 * overhead_f;
   b.recompute_s = mb * layers_per_stage * (layer_rc + layer_rc_comm);
@@ -495,23 +577,33 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   out.model_flops_per_token = model_flops_per_token_;
   out.hardware_flops_per_token = hardware_flops_per_token_[static_cast<size_t>(c.recompute)];
   out.tflops_per_gpu = model_flops_per_token_ * out.tokens_per_s / gpus / 1e12;
-  out.peak_flops = peak;
-  out.mfu = model_flops_per_token_ * out.tokens_per_s / gpus / peak;
-  out.hfu = out.hardware_flops_per_token * out.tokens_per_s / gpus / peak;
+  // MFU against the datasheet dense peak, whatever the sustained clock.
+  EfficiencyParams nominal;
+  const double nominal_peak = ComputePeakFlops(gpu, nominal, c.precision);
+  out.peak_flops = nominal_peak;
+  out.mfu = model_flops_per_token_ * out.tokens_per_s / gpus / nominal_peak;
+  out.hfu = out.hardware_flops_per_token * out.tokens_per_s / gpus / nominal_peak;
   out.matrix_flops_per_step =
       mb * tokens *
       (layers_per_stage * 3 * (attn_proj_flops_ / tp + mlp_flops_ / tp + expert_flops_ / etp + shared_flops_ / tp) +
        layers_per_stage * (1 + kAttentionBackward) * attn_core_flops_ / tp + 3 * lm_head_flops_ / tp);
 
   // --- memory per GPU ---
+  // Weights, gradients, optimizer: memory.h's TrainingStateBytes, the
+  // function `mfu memory` calls (EstimateTrainingMemoryPerGpu), over the
+  // same shard groups as the communication above.
   MemoryPerGpu& mem = out.memory;
-  mem.weights = sharded(c.zero_stage >= 3) * kWeightBytes;
-  mem.gradients = sharded(c.zero_stage >= 2) * kMainGradBytes;
-  mem.optimizer = sharded(c.zero_stage >= 1) * kOptimizerBytes;
-  if (c.zero_stage >= 3) {
-    // The gathered working copy of two layers (prefetch).
-    mem.weights += 2 * kWeightBytes * (dense_layer_params_ / tp + expert_layer_params_ / (ep * etp));
-  }
+  StateSharding state_shards;
+  state_shards.dense_params = stage_dense_params;
+  state_shards.expert_params = stage_expert_params;
+  state_shards.dense_shard = shard;
+  state_shards.expert_shard = expert_shard;
+  // ZeRO-3: the gathered working copy of two layers (one prefetched).
+  state_shards.gathered_params = 2 * (dense_layer_params_ / tp + expert_layer_params_ / (ep * etp));
+  const TrainingState state = TrainingStateBytes(c.state, c.zero_stage, state_shards);
+  mem.weights = state.weights_bytes;
+  mem.gradients = state.gradients_bytes;
+  mem.optimizer = state.optimizer_bytes;
   const std::array<double, 2>& act = activations_[ActivationKey(c.tp, sp, c.recompute, c.flash_attention)];
   const double per_layer = act[0] * mbs / cp;
   const double output_layer = act[1] * mbs / cp;
@@ -525,18 +617,64 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
     out.issue = ConfigIssue::kOutOfMemory;
 }
 
-double GemmEfficiency(const EfficiencyParams& e, double m, double n, double k) {
-  const double half = e.matmul_half_dim;
-  return e.matmul_peak_fraction * Gemm(m, half) * Gemm(n, half) * Gemm(k, half);
+double MatmulPeakFraction(const EfficiencyParams& e, DType dtype) {
+  switch (dtype) {
+    case DType::kFp8:
+      return e.fp8_matmul_peak_fraction;
+    case DType::kFp4:
+      return e.fp4_matmul_peak_fraction;
+    default:
+      return e.matmul_peak_fraction;
+  }
 }
 
-double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k) {
+double GemmEfficiency(const EfficiencyParams& e, DType dtype, double m, double n, double k) {
+  const double half = e.matmul_half_dim;
+  return MatmulPeakFraction(e, dtype) * Gemm(m, half) * Gemm(n, half) * Gemm(k, half);
+}
+
+double ComputePeakFlops(const Accelerator& gpu, const EfficiencyParams& e, DType dtype) {
   double peak = gpu.peak_flops(dtype);
   if (!(peak > 0))
     peak = gpu.peak_flops(DType::kBf16) > 0 ? gpu.peak_flops(DType::kBf16) : gpu.peak_flops(DType::kFp16);
+  return peak > 0 ? peak * e.clock_fraction : 0;
+}
+
+double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k) {
+  const bool has_peak = gpu.peak_flops(dtype) > 0;
+  const DType run_as = has_peak ? dtype : DType::kBf16;
+  const double peak = ComputePeakFlops(gpu, e, dtype);
   if (!(peak > 0) || m <= 0 || n <= 0 || k <= 0)
     return 0;
-  return GemmTime(2 * m * n * k, m, n, k, peak, gpu.memory_bw_tbps * 1e12 * e.vector_bw_fraction, e);
+  return GemmTime(2 * m * n * k, m, n, k, peak, gpu.memory_bw_tbps * 1e12 * e.vector_bw_fraction, e, run_as);
+}
+
+double AttentionEfficiency(const EfficiencyParams& e, AttentionKernel kernel, bool backward, double seq_kv, bool causal,
+                           double head_dim) {
+  if (kernel == AttentionKernel::kUnfused || !(seq_kv > 0) || !(head_dim > 0))
+    return 0;
+  const double fraction = backward ? e.attention_bwd_fraction : e.attention_peak_fraction;
+  const double half = backward ? e.attention_bwd_half_seq : e.attention_half_seq;
+  double eff = fraction;
+  if (causal) {
+    const double tiles = std::max(1.0, seq_kv / kAttentionTile);
+    eff *= Gemm(seq_kv / 2, half) * tiles / (tiles + 1);
+  } else {
+    eff *= Gemm(seq_kv, half);
+  }
+  eff *= Gemm(head_dim, kAttentionHalfHeadDim) / Gemm(128, kAttentionHalfHeadDim);
+  if (kernel == AttentionKernel::kFa2)
+    eff *= e.attention_fa2_ratio;
+  return std::min(eff, 0.98);
+}
+
+double AttentionSeconds(const Accelerator& gpu, const EfficiencyParams& e, AttentionKernel kernel, bool backward,
+                        double flops, double seq_kv, bool causal, double head_dim) {
+  const double eff = AttentionEfficiency(e, kernel, backward, seq_kv, causal, head_dim);
+  const double peak = ComputePeakFlops(gpu, e, DType::kBf16);
+  if (!(flops > 0) || !(eff > 0) || !(peak > 0))
+    return 0;
+  return flops / (peak * eff);
 }
 
 double CollectiveSeconds(Collective kind, double ranks, double bytes, const LinkSpec& link) {

@@ -335,10 +335,18 @@ TEST(PerfModelCompute, SingleGpuMatrixAndAttentionTimeByHand) {
   const double expected_matrix =
       3 * (GemmSeconds(T * proj, T, h, h, e, peak) + GemmSeconds(T * f[C::kDenseMlp], T, ffn, h, e, peak) +
            GemmSeconds(T * 2 * h * v, T, v, h, e, peak));
-  // Flash attention: forward 1, backward 2.5 (5 GEMMs vs 2).
+  // Flash attention (the framework's best kernel): forward 1, backward 2.5
+  // (5 GEMMs vs 2) of the executed FLOPs, each at fraction x L / (L + half)
+  // with L = T / 2 keys per query (causal), x n / (n + 1) for the n = T / 128
+  // diagonal tiles, x the head-dim factor g(hd) / g(128), g(d) = d / (d + 51).
   const double core = f[C::kAttnScores] + f[C::kAttnContext];
   ASSERT_GT(core, 0);
-  const double expected_attention = (1 + 2.5) * T * core / (peak * e.attention_peak_fraction);
+  const double hd = h / kHeads, n = T / 128;
+  const double hd_factor = (hd / (hd + 51)) / (128.0 / (128 + 51));
+  const double eff_f = e.attention_peak_fraction * (T / 2) / (T / 2 + e.attention_half_seq) * n / (n + 1) * hd_factor;
+  const double eff_b =
+      e.attention_bwd_fraction * (T / 2) / (T / 2 + e.attention_bwd_half_seq) * n / (n + 1) * hd_factor;
+  const double expected_attention = T * core / (peak * eff_f) + 2.5 * T * core / (peak * eff_b);
 
   TrainingConfig c = Config(1, 1, 0, 1);
   c.recompute = Recompute::kNone;

@@ -25,7 +25,14 @@ inline EfficiencyParams TestEfficiency() {
   e.family = "test";
   e.matmul_peak_fraction = 0.7;
   e.matmul_half_dim = 64;
+  e.fp8_matmul_peak_fraction = 0.6;
+  e.fp4_matmul_peak_fraction = 0.5;
   e.attention_peak_fraction = 0.5;
+  e.attention_half_seq = 200;
+  e.attention_bwd_fraction = 0.4;
+  e.attention_bwd_half_seq = 400;
+  e.attention_fa2_ratio = 0.6;
+  e.clock_fraction = 1;
   e.vector_bw_fraction = 0.7;
   e.scaleup_bw_fraction = 0.75;
   e.scaleout_bw_fraction = 0.75;

@@ -198,14 +198,14 @@ struct GpuMapping {
   const char* cluster;
 };
 
-// The torchtitan H100 is a 96 GB HBM2e part at 500 W, which the hardware
-// database lacks; the 80 GB SXM5 row stands in (see data/clusters notes).
+// The torchtitan H100 is a 96 GB HBM2e part at 500 W (its own hardware row,
+// with the hopper-500w efficiency family's sustained clock).
 // vTrain does not state the A100's memory size; 80 GB is assumed.
 constexpr GpuMapping kGpuMappings[] = {
     {"selene", "80gb", "a100-sxm4-80gb", "selene"},
     {"a100_40gb", "roce", "a100-sxm4-40gb", "mosaic-a100-40gb"},
     {"a100_80gb", "roce", "a100-sxm4-80gb", "mosaic-a100-80gb"},
-    {"grand teton", "h100", "h100-sxm5-80gb", "grand-teton-h100"},
+    {"grand teton", "h100", "h100-sxm5-96gb-500w", "grand-teton-h100"},
     {"dgx-h100", "h100", "h100-sxm5-80gb", "dgx-h100"},
     {"vtrain", "a100", "a100-sxm4-80gb", "vtrain-a100"},
 };
@@ -374,6 +374,10 @@ StatusOr<TrainingRun> ParseRun(const Row& row, int row_id) {
   run.source_ref = std::string(row.Get("source_ref"));
   run.source = SourceKey(row.Get("source"));
   run.framework = std::string(row.Get("framework"));
+  run.framework_profile = base::ToLower(base::Trim(row.Get("framework_profile")));
+  if (run.framework_profile.empty())
+    run.framework_profile = "megatron-core";
+  run.attention = base::ToLower(base::Trim(row.Get("attention")));
   run.model_name = std::string(row.Get("model"));
   run.gpu_type = std::string(row.Get("gpu_type"));
   run.flops_convention = std::string(row.Get("flops_convention"));

@@ -149,8 +149,9 @@ TEST_F(TrainingRunsTest, TorchtitanRows) {
   EXPECT_EQ(Run(333).precision, DType::kFp8);  // "Float8 + bf16"
   const TrainingRun& run = Run(324);
   EXPECT_EQ(run.source, "torchtitan");
-  EXPECT_EQ(run.accelerator, "h100-sxm5-80gb");
+  EXPECT_EQ(run.accelerator, "h100-sxm5-96gb-500w");  // the 500 W part, its own row
   EXPECT_EQ(run.cluster, "grand-teton-h100");
+  EXPECT_EQ(run.framework_profile, "torchtitan");
   EXPECT_EQ(run.zero_stage, 3);
   EXPECT_TRUE(run.fsdp);
   EXPECT_EQ(run.recompute, Recompute::kSelective);

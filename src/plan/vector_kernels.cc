@@ -47,8 +47,10 @@ double LayerVectorSeconds(const VectorKernelTable& kernels, double hbm_bytes_per
   const double b = w.element_bytes;
   const double act_passes = w.gated ? 3 : 2;
   const double hbm = hbm_bytes_per_s;
-  const double norms = 2 * Kernel(kernels, VectorKernel::kNorm, hbm, w.hidden_rows, 2 * w.hidden * b);
-  const double adds = 2 * Kernel(kernels, VectorKernel::kResidualAdd, hbm, w.hidden_rows, 3 * w.hidden * b);
+  const double norm_passes = w.fused_norm_residual ? 4 : 2;
+  const double norms = 2 * Kernel(kernels, VectorKernel::kNorm, hbm, w.hidden_rows, norm_passes * w.hidden * b);
+  const double adds =
+      w.fused_norm_residual ? 0 : 2 * Kernel(kernels, VectorKernel::kResidualAdd, hbm, w.hidden_rows, 3 * w.hidden * b);
   const double dense =
       Kernel(kernels, VectorKernel::kActivation, hbm, w.dense_act_rows, act_passes * w.dense_act_width * b);
   const double expert =
@@ -58,9 +60,9 @@ double LayerVectorSeconds(const VectorKernelTable& kernels, double hbm_bytes_per
 
 double LayerVectorBytes(const LayerVectorWork& w) {
   const double act_passes = w.gated ? 3 : 2;
-  return w.element_bytes *
-         (10 * w.hidden_rows * w.hidden + act_passes * ((1 - w.moe_share) * w.dense_act_rows * w.dense_act_width +
-                                                        w.moe_share * w.expert_act_rows * w.expert_act_width));
+  return w.element_bytes * ((w.fused_norm_residual ? 8 : 10) * w.hidden_rows * w.hidden +
+                            act_passes * ((1 - w.moe_share) * w.dense_act_rows * w.dense_act_width +
+                                          w.moe_share * w.expert_act_rows * w.expert_act_width));
 }
 
 }  // namespace mfu

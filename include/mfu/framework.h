@@ -1,0 +1,88 @@
+#pragma once
+
+// Framework profiles (data/frameworks/frameworks.csv): what a training or
+// serving framework overlaps, which attention kernel and FP8 recipe it runs
+// and how it shards. These are properties of the software, not of the GPU:
+// the performance model reads which communication can hide behind which
+// compute from here, and how well hidden communication actually hides
+// (overlap_efficiency) from the accelerator family. Every row is cited.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mfu/status.h"
+
+namespace mfu {
+
+// The fused attention kernel a framework calls. kBest is the family's
+// fastest production kernel (cuDNN fused attention through Transformer
+// Engine, FlashAttention-3 on Hopper, FlashAttention-4 / cuDNN on Blackwell,
+// FlashAttention-2 on Ampere); kFa2 is FlashAttention-2 everywhere (PyTorch
+// SDPA's flash backend); kUnfused materialises the scores (pre-2022
+// Megatron).
+enum class AttentionKernel { kBest, kFa2, kUnfused };
+const char* AttentionKernelName(AttentionKernel kernel);
+// "best" (aliases "cudnn", "fa3", "fa4", "te"), "fa2" ("sdpa", "flash"),
+// "unfused" ("eager", "math"); kInvalidArgument otherwise.
+StatusOr<AttentionKernel> ParseAttentionKernel(std::string_view name);
+
+// How context parallelism exchanges keys and values.
+enum class CpMode {
+  kRing,       // cp - 1 point-to-point steps, each overlappable with one block of attention
+  kAllGather,  // all-gather K/V before attention, reduce-scatter dK/dV after (not overlapped)
+  kAllToAll,   // Ulysses: heads <-> sequence all-to-alls of q, k, v and the output
+};
+const char* CpModeName(CpMode mode);
+
+struct FrameworkProfile {
+  std::string name;  // "megatron-core", "torchtitan", ...
+  std::string kind;  // "training" or "serving"
+  std::string summary;
+  // Shares (0-1) of each collective that the framework issues while compute
+  // it can hide behind is running; the rest runs alone.
+  double dp_grad_overlap = 1;        // DP gradient all-reduce / reduce-scatter behind backward
+  double dp_param_overlap = 1;       // distributed-optimizer parameter all-gather behind the next forward
+  double fsdp_prefetch = 1;          // ZeRO-3 / FSDP per-layer gathers prefetched behind the previous layer
+  bool tp_overlap_supported = true;  // TP collectives can be split and overlapped with GEMMs
+  bool tp_overlap_default = false;   // ... and the framework's recipes turn it on
+  CpMode cp_mode = CpMode::kRing;
+  double cp_overlap = 1;  // ring: share of each step's K/V exchange issued behind the previous block
+  double ep_overlap = 0;  // MoE dispatch/combine hidden behind other work (shared experts, other micro-batch)
+  AttentionKernel attention = AttentionKernel::kBest;
+  bool sequence_parallel = true;       // TP shards norms/dropout along the sequence by default
+  bool fused_norm_residual = false;    // residual add fused into the norm (one pass fewer)
+  std::string fp8_recipe = "delayed";  // "delayed", "tensorwise", "rowwise", "blockwise", "mxfp8" or ""
+  // HBM bytes moved per element an FP8 GEMM operand is quantized: amax,
+  // cast, transposed copy (e.g. 4 for delayed scaling: read 2, write 1 + 1).
+  double fp8_cast_bytes = 4;
+  bool zero3_per_tensor = false;  // ZeRO-3 gathers each parameter tensor (DeepSpeed), not each layer (FSDP)
+  double moe_sync_us = 0;         // host synchronisation per MoE layer and pass (dropless token counts)
+  std::string source;
+};
+
+class FrameworkDb {
+ public:
+  // data/frameworks/frameworks.csv compiled into the binary; kInternal if
+  // broken.
+  static StatusOr<FrameworkDb> LoadBuiltin();
+  // The built-in table, parsed once (never fails after the first success;
+  // kInternal otherwise).
+  static StatusOr<const FrameworkDb*> Builtin();
+  // Adds or replaces rows (by name) from CSV text with the columns of
+  // frameworks.csv (`name` plus any subset for an existing row). kParse for
+  // malformed CSV, unknown columns or values, duplicate names; kOutOfRange
+  // for shares outside [0, 1] or bytes/latencies out of bounds. All or
+  // nothing: on error the table is unchanged.
+  Status AddCsv(std::string_view text, std::string_view origin);
+  Status AddFile(const std::string& path);
+  // By name, case-insensitively; kInvalidArgument naming the closest match
+  // and listing the names.
+  StatusOr<const FrameworkProfile*> Find(std::string_view name) const;
+  const std::vector<FrameworkProfile>& all() const { return profiles_; }
+
+ private:
+  std::vector<FrameworkProfile> profiles_;
+};
+
+}  // namespace mfu
