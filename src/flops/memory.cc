@@ -165,9 +165,11 @@ Status ValidateSizes(const ParallelLayout& l) {
     return InvalidArgumentError("zero " + std::to_string(l.zero_stage) + " must be 0, 1, 2 or 3");
   if (l.vpp > 1 && l.pp == 1)
     return InvalidArgumentError("vpp " + Str(l.vpp) + " needs pp > 1");
+  if (static_cast<double>(l.tp) * static_cast<double>(l.pp) * static_cast<double>(l.cp) > double{1 << 24})
+    return InvalidArgumentError("tp x pp x cp exceeds 2^24 GPUs");
   if (l.gpus % (l.tp * l.pp * l.cp) != 0) {
-    return InvalidArgumentError("gpus " + Str(l.gpus) + " is not a multiple of tp x pp x cp = " +
-                                Str(l.tp * l.pp * l.cp));
+    return InvalidArgumentError("gpus " + Str(l.gpus) +
+                                " is not a multiple of tp x pp x cp = " + Str(l.tp * l.pp * l.cp));
   }
   return Status::Ok();
 }
@@ -196,12 +198,11 @@ Status ValidateExperts(const ModelSpec& spec, const ParallelLayout& l) {
   if (spec.moe.num_experts % l.ep != 0)
     return InvalidArgumentError("ep " + Str(l.ep) + " does not divide the " + Str(spec.moe.num_experts) + " experts");
   if (dp_cp_tp % (l.ep * l.etp) != 0) {
-    return InvalidArgumentError("ep " + Str(l.ep) + " x etp " + Str(l.etp) + " does not divide dp x cp x tp = " +
-                                Str(dp_cp_tp));
+    return InvalidArgumentError("ep " + Str(l.ep) + " x etp " + Str(l.etp) +
+                                " does not divide dp x cp x tp = " + Str(dp_cp_tp));
   }
   if (l.etp > 1 && spec.moe.expert_ffn % l.etp != 0)
-    return InvalidArgumentError("etp " + Str(l.etp) + " does not divide the expert width " +
-                                Str(spec.moe.expert_ffn));
+    return InvalidArgumentError("etp " + Str(l.etp) + " does not divide the expert width " + Str(spec.moe.expert_ffn));
   return Status::Ok();
 }
 

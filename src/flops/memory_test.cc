@@ -59,17 +59,196 @@ TEST(Memory, KorthikantiActivationFormulas) {
   EXPECT_DOUBLE_EQ(full->activations_bytes, 96 * 2 * s * b * h);
 }
 
-TEST(Memory, MixedPrecisionAdamIs16BytesPerParam) {
+constexpr double kLlama8bParams = 8'030'261'248.0;
+
+// The default state is Megatron-Core's: 2 (bf16) + 4 (fp32 main grads) + 4
+// (fp32 master) + 8 (two fp32 Adam moments) = 18 bytes per parameter.
+TEST(Memory, DefaultStateIsMegatrons18BytesPerParam) {
   auto spec = LoadModel("llama-3.1-8b");
   ASSERT_TRUE(spec.ok());
   TrainingMemoryOptions o;
   o.seq_len = 8192;
   auto m = EstimateTrainingMemory(*spec, o);
   ASSERT_TRUE(m.ok());
-  const double n = 8'030'261'248.0;
+  const double n = kLlama8bParams;
   EXPECT_DOUBLE_EQ(m->weights_bytes, 2 * n);
+  EXPECT_DOUBLE_EQ(m->gradients_bytes, 4 * n);
+  EXPECT_DOUBLE_EQ(m->optimizer_bytes, 12 * n);
+  EXPECT_DOUBLE_EQ(m->weights_bytes + m->gradients_bytes + m->optimizer_bytes, 144'544'702'464.0);
+  // DeepSpeed (ZeRO paper, K = 12): 2 + 2 + 12 = 16.
+  o.state = *TrainingStatePreset("deepspeed");
+  m = EstimateTrainingMemory(*spec, o);
   EXPECT_DOUBLE_EQ(m->gradients_bytes, 2 * n);
   EXPECT_DOUBLE_EQ(m->optimizer_bytes, 12 * n);
+}
+
+// Bytes per parameter with `d`-way sharding of one parameter.
+double PerParam(const TrainingStateDtypes& dtypes, int zero, double d) {
+  StateSharding s;
+  s.dense_params = 1;
+  s.dense_shard = d;
+  return TrainingStateBytes(dtypes, zero, s).total_bytes();
+}
+
+// Megatron-LM docs/api-guide/dist_optimizer.md: bytes per parameter
+// without / with the distributed optimizer over d data-parallel ranks.
+TEST(Memory, MegatronDistributedOptimizerTable) {
+  TrainingStateDtypes bf16_fp32 = *TrainingStatePreset("megatron");
+  TrainingStateDtypes fp16_fp16 = bf16_fp32;
+  fp16_fp16.weights = DType::kFp16;
+  fp16_fp16.main_grads = DType::kFp16;
+  TrainingStateDtypes fp32_fp32 = bf16_fp32;
+  fp32_fp32.weights = DType::kFp32;
+  for (double d : {1.0, 2.0, 8.0, 64.0}) {
+    EXPECT_DOUBLE_EQ(PerParam(fp16_fp16, 0, d), 20);
+    EXPECT_DOUBLE_EQ(PerParam(bf16_fp32, 0, d), 18);
+    EXPECT_DOUBLE_EQ(PerParam(fp32_fp32, 0, d), 16);
+    EXPECT_DOUBLE_EQ(PerParam(fp16_fp16, 1, d), 4 + 16 / d);
+    EXPECT_DOUBLE_EQ(PerParam(bf16_fp32, 1, d), 6 + 12 / d);
+    EXPECT_DOUBLE_EQ(PerParam(fp32_fp32, 1, d), 8 + 8 / d);
+  }
+}
+
+// ZeRO (Rajbhandari et al. 2020, K = 12): 2 + 2 + K; stage 1 shards K,
+// stage 2 also the gradients, stage 3 everything. torchtitan's FSDP2 keeps
+// 4 + 4 + 8 per parameter, all sharded.
+TEST(Memory, ZeroStagesShardStateInTurn) {
+  const TrainingStateDtypes ds = *TrainingStatePreset("deepspeed");
+  EXPECT_DOUBLE_EQ(PerParam(ds, 0, 64), 16);
+  EXPECT_DOUBLE_EQ(PerParam(ds, 1, 64), 4 + 12.0 / 64);
+  EXPECT_DOUBLE_EQ(PerParam(ds, 2, 64), 2 + 14.0 / 64);
+  EXPECT_DOUBLE_EQ(PerParam(ds, 3, 64), 16.0 / 64);
+  const TrainingStateDtypes tt = *TrainingStatePreset("torchtitan-fsdp");
+  EXPECT_DOUBLE_EQ(PerParam(tt, 0, 8), 16);
+  EXPECT_DOUBLE_EQ(PerParam(tt, 3, 8), 2);
+  EXPECT_EQ(*TrainingStatePreset("bf16"), ds);
+
+  // Dense parameters shard over their group, experts over theirs; ZeRO-3
+  // adds the gathered working copy in the compute dtype (bf16).
+  StateSharding s;
+  s.dense_params = 1000;
+  s.expert_params = 600;
+  s.dense_shard = 4;
+  s.expert_shard = 2;
+  s.gathered_params = 10;
+  const TrainingStateDtypes mg = *TrainingStatePreset("megatron");
+  TrainingState z0 = TrainingStateBytes(mg, 0, s);
+  EXPECT_DOUBLE_EQ(z0.weights_bytes, 2 * 1600);
+  EXPECT_DOUBLE_EQ(z0.gradients_bytes, 4 * 1600);
+  EXPECT_DOUBLE_EQ(z0.optimizer_bytes, 12 * 1600);
+  TrainingState z3 = TrainingStateBytes(tt, 3, s);
+  EXPECT_DOUBLE_EQ(z3.weights_bytes, 4 * (250 + 300) + 2 * 10);
+  EXPECT_DOUBLE_EQ(z3.gradients_bytes, 4 * (250 + 300));
+  EXPECT_DOUBLE_EQ(z3.optimizer_bytes, 8 * (250 + 300));
+}
+
+TEST(Memory, PresetsAndUnknownNames) {
+  for (std::string_view name : kTrainingStatePresets)
+    EXPECT_TRUE(TrainingStatePreset(name).ok()) << name;
+  auto bad = TrainingStatePreset("megatorn");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("did you mean 'megatron'"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("torchtitan-fsdp"), std::string::npos);
+}
+
+// Llama-3.1-8B on 8 GPUs (dp 8): Megatron's distributed optimizer keeps
+// 6 + 12/8 = 7.5 bytes per parameter; torchtitan's FSDP 16/8 = 2 plus two
+// gathered bf16 layers.
+TEST(Memory, PerGpuStateOfLlama8bOnEightGpus) {
+  auto spec = LoadModel("llama-3.1-8b");
+  ASSERT_TRUE(spec.ok());
+  TrainingMemoryOptions o;
+  o.seq_len = 8192;
+  ParallelLayout l;
+  l.gpus = 8;
+  l.zero_stage = 1;
+  auto g = EstimateTrainingMemoryPerGpu(*spec, o, l);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->dp, 8);
+  EXPECT_DOUBLE_EQ(g->dense_params + g->expert_params, kLlama8bParams);
+  EXPECT_DOUBLE_EQ(g->state.total_bytes(), 7.5 * kLlama8bParams);
+  // One micro-batch, all 32 layers, plus the output layer (pp = 1).
+  auto whole = EstimateTrainingMemory(*spec, o);
+  EXPECT_DOUBLE_EQ(g->activations_bytes, whole->activations_bytes + whole->output_layer_activations_bytes);
+
+  o.state = *TrainingStatePreset("torchtitan-fsdp");
+  l.zero_stage = 3;
+  g = EstimateTrainingMemoryPerGpu(*spec, o, l);
+  ASSERT_TRUE(g.ok());
+  // Two average layers gathered in bf16 (2 bytes each).
+  const ParamCounts p = CountParams(*spec);
+  const double layer = (p.attention + p.dense_mlp + p.norms) / 32;
+  EXPECT_DOUBLE_EQ(g->state.weights_bytes, 4 * kLlama8bParams / 8 + 2 * 2 * layer);
+  EXPECT_DOUBLE_EQ(g->state.gradients_bytes, 4 * kLlama8bParams / 8);
+  EXPECT_DOUBLE_EQ(g->state.optimizer_bytes, 8 * kLlama8bParams / 8);
+}
+
+// Llama-3.1-70B, tp 8 pp 4 vpp 5, 64 micro-batches: 20 layers on a stage,
+// 4 x (1 + 3/20) = 4.6 micro-batches in flight on the first; no output layer.
+TEST(Memory, PerGpuActivationsOfAnInterleavedPipeline) {
+  auto spec = LoadModel("llama-3.1-70b");
+  ASSERT_TRUE(spec.ok());
+  TrainingMemoryOptions o;
+  o.seq_len = 8192;
+  o.sequence_parallel = true;
+  ParallelLayout l;
+  l.gpus = 64;
+  l.tp = 8;
+  l.pp = 4;
+  l.vpp = 5;
+  l.micro_batches = 64;
+  auto g = EstimateTrainingMemoryPerGpu(*spec, o, l);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->dp, 2);
+  EXPECT_DOUBLE_EQ(g->layers_per_stage, 20);
+  EXPECT_DOUBLE_EQ(g->micro_batches_in_flight, 4.6);
+  o.tensor_parallel = 8;
+  auto rank = EstimateTrainingMemory(*spec, o);
+  EXPECT_DOUBLE_EQ(g->activations_per_layer_bytes, rank->activations_per_layer_bytes);
+  EXPECT_DOUBLE_EQ(g->activations_bytes, rank->activations_per_layer_bytes * 20 * 4.6);
+  EXPECT_DOUBLE_EQ(g->output_layer_activations_bytes, 0);
+}
+
+// Each error names the offending field first (the flag of mfu memory).
+TEST(Memory, BadLayoutsNameTheField) {
+  auto spec = LoadModel("llama-3.1-8b");
+  ASSERT_TRUE(spec.ok());
+  auto first_word = [&](const ParallelLayout& l, int64_t seq = 8192) {
+    Status s = ValidateParallelLayout(*spec, seq, l);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    return s.message().substr(0, s.message().find(' '));
+  };
+  ParallelLayout l;
+  l.tp = 3;
+  l.gpus = 3;
+  EXPECT_EQ(first_word(l), "tp");
+  l = ParallelLayout{};
+  l.tp = 8;
+  l.gpus = 12;
+  EXPECT_EQ(first_word(l), "gpus");
+  l = ParallelLayout{};
+  l.zero_stage = 4;
+  EXPECT_EQ(first_word(l), "zero");
+  l = ParallelLayout{};
+  l.ep = 2;
+  l.gpus = 2;
+  EXPECT_EQ(first_word(l), "ep");
+  l = ParallelLayout{};
+  l.pp = 64;
+  l.gpus = 64;
+  EXPECT_EQ(first_word(l), "pp");
+  l = ParallelLayout{};
+  l.vpp = 2;
+  EXPECT_EQ(first_word(l), "vpp");
+  l = ParallelLayout{};
+  l.cp = 3;
+  l.gpus = 3;
+  EXPECT_EQ(first_word(l, 8192), "cp");  // 8192 is not a multiple of 6
+  l = ParallelLayout{};
+  l.tp = 0;
+  EXPECT_EQ(first_word(l), "tp");
+  EXPECT_TRUE(ValidateParallelLayout(*spec, 8192, ParallelLayout{}).ok());
 }
 
 TEST(Memory, KvCacheGqaMlaAndWindows) {

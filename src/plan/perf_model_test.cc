@@ -649,5 +649,71 @@ TEST(PerfModelScaling, WeakScalingKeepsThroughputPerGpu) {
   }
 }
 
+// `mfu predict` and `mfu memory` share one memory model: PerfModel's
+// memory per GPU equals EstimateTrainingMemoryPerGpu (what `mfu memory
+// --gpus --tp --pp ...` prints) for the same layout, state and activations.
+struct SameMemoryCase {
+  const char* model;
+  int64_t gpus, seq, tp, pp, vpp, cp, ep, mbs, gbs;
+  int zero;
+  const char* state;
+  Recompute recompute;
+  bool flash;
+};
+
+TEST(PerfModelMemory, SameBytesAsMfuMemory) {
+  const SameMemoryCase cases[] = {
+      // The docs/plan.md predict example, then its other ZeRO stages.
+      {"llama-3.1-70b", 64, 8192, 8, 4, 5, 1, 1, 1, 128, 1, "megatron", Recompute::kNone, true},
+      {"llama-3.1-70b", 64, 8192, 8, 4, 5, 1, 1, 1, 128, 0, "megatron", Recompute::kNone, true},
+      {"llama-3.1-70b", 64, 8192, 8, 4, 1, 1, 1, 1, 128, 2, "deepspeed", Recompute::kSelective, true},
+      {"llama-3.1-70b", 64, 8192, 8, 1, 1, 1, 1, 2, 128, 3, "torchtitan-fsdp", Recompute::kFull, true},
+      {"llama-3.1-8b", 16, 8192, 2, 1, 1, 2, 1, 2, 64, 3, "torchtitan-fsdp", Recompute::kNone, false},
+      {"mixtral-8x7b", 64, 4096, 2, 2, 1, 1, 8, 1, 256, 1, "megatron", Recompute::kNone, true},
+      {"mixtral-8x7b", 64, 4096, 1, 2, 1, 2, 4, 1, 256, 3, "bf16", Recompute::kSelective, true},
+  };
+  for (const SameMemoryCase& k : cases) {
+    SCOPED_TRACE(std::string(k.model) + " state " + k.state + " zero " + std::to_string(k.zero));
+    StatusOr<ModelSpec> model = LoadModel(k.model);
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    StatusOr<TrainingStateDtypes> state = TrainingStatePreset(k.state);
+    ASSERT_TRUE(state.ok());
+    const PerfModel pm = Make(*model, k.seq, k.gpus, "dgx-h100");
+    TrainingConfig c = Config(k.tp, k.pp, k.zero, k.mbs, k.gbs);
+    c.vpp = k.vpp;
+    c.cp = k.cp;
+    c.ep = k.ep;
+    c.recompute = k.recompute;
+    c.flash_attention = k.flash;
+    c.state = *state;
+    const Prediction r = pm.Evaluate(c);
+    ASSERT_TRUE(r.issue == ConfigIssue::kOk || r.issue == ConfigIssue::kOutOfMemory) << ConfigIssueName(r.issue);
+
+    TrainingMemoryOptions o;
+    o.state = *state;
+    o.seq_len = k.seq;
+    o.micro_batch = k.mbs;
+    o.recompute = k.recompute;
+    o.flash_attention = k.flash;
+    o.sequence_parallel = true;  // predict's default with tp > 1
+    ParallelLayout l;
+    l.gpus = k.gpus;
+    l.tp = k.tp;
+    l.pp = k.pp;
+    l.vpp = k.vpp;
+    l.cp = k.cp;
+    l.ep = k.ep;
+    l.zero_stage = k.zero;
+    l.micro_batches = r.micro_batches;
+    StatusOr<TrainingMemoryPerGpu> g = EstimateTrainingMemoryPerGpu(*model, o, l);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    EXPECT_DOUBLE_EQ(r.memory.weights, g->state.weights_bytes);
+    EXPECT_DOUBLE_EQ(r.memory.gradients, g->state.gradients_bytes);
+    EXPECT_DOUBLE_EQ(r.memory.optimizer, g->state.optimizer_bytes);
+    EXPECT_DOUBLE_EQ(r.memory.activations, g->activations_bytes);
+    EXPECT_DOUBLE_EQ(r.memory.total() - r.memory.reserved, g->total_bytes());
+  }
+}
+
 }  // namespace
 }  // namespace mfu
