@@ -55,6 +55,12 @@ struct EfficiencyParams {
   double clock_fraction = 1;       // sustained / boost clock under the part's power cap
   double memory_reserved_gib = 3;  // CUDA context, NCCL buffers, allocator slack
   std::string source;
+  // What the family's predictions were checked against
+  // (data/efficiency/validation.csv): "validated" (measured end-to-end runs),
+  // "kernels only", or "unvalidated"; every report that uses the family
+  // states it.
+  std::string training_validation = "unvalidated";
+  std::string inference_validation = "unvalidated";
   // Norms, residual adds, the MLP activation (vector_kernels.h), by VectorKernel.
   VectorKernelTable vector_kernels;
 };
@@ -94,6 +100,8 @@ class EfficiencyDb {
 
  private:
   Status AddVectorKernelCsv(std::string_view text, std::string_view origin);
+  // data/efficiency/validation.csv: what each family was validated on.
+  Status ApplyValidation(std::string_view text, std::string_view origin);
   std::vector<EfficiencyParams> families_;
 };
 

@@ -23,7 +23,8 @@ struct PlanOptions {
   int64_t max_cp = 16;
   bool tp_within_node = true;  // tensor parallelism only inside a scale-up domain
   DType precision = DType::kBf16;
-  bool tp_comm_overlap = false;
+  bool tp_comm_overlap = false;  // also on where the framework's recipes turn it on
+  double moe_imbalance = 1;      // TrainingConfig::moe_imbalance of every candidate
   size_t top_k = 10;
 };
 

@@ -85,7 +85,8 @@ class PlanCommand final : public Command {
     app.add_option("--max-vpp", options_.max_vpp, "Largest interleave (virtual stages)")->capture_default_str();
     app.add_option("--max-cp", options_.max_cp, "Largest context parallel size")->capture_default_str();
     app.add_flag("--tp-across-nodes", tp_across_nodes_, "Allow tensor parallelism beyond a scale-up domain");
-    app.add_flag("--tp-comm-overlap", options_.tp_comm_overlap, "Assume TP communication overlaps GEMMs");
+    app.add_flag("--tp-comm-overlap", options_.tp_comm_overlap,
+                 "Assume TP communication overlaps GEMMs [default: the framework's recipe]");
     app.add_option("--tokens", tokens_, "Token budget for time and cost to train (e.g. 15T)");
     app.add_option("--price-per-gpu-hour", price_, "USD per GPU-hour [default: the cluster's, if known]");
     app.add_option("--scaling", scaling_, "Also a scaling table over these GPU counts (weak and strong scaling)")
@@ -97,6 +98,11 @@ class PlanCommand final : public Command {
   Status Run(const CommandContext& ctx) override {
     MFU_ASSIGN_OR_RETURN(std::unique_ptr<ResolvedSetup> s, ResolveSetup(setup_));
     options_.precision = s->precision;
+    options_.moe_imbalance = s->moe_imbalance;
+    if (options_.tp_comm_overlap && !s->perf->setup().framework.tp_overlap_supported) {
+      return InvalidArgumentError("--tp-comm-overlap: framework " + s->perf->setup().framework.name +
+                                  " cannot overlap tensor-parallel communication (data/frameworks/frameworks.csv)");
+    }
     options_.tp_within_node = !tp_across_nodes_;
     options_.recompute.clear();
     for (const std::string& r : recompute_) {

@@ -20,9 +20,50 @@ void SetupFlags::Register(CLI::App& app) {
   app.add_option("--seq-len,-s", seq_len, "Sequence length")->required();
   app.add_option("--convention,-c", convention, "FLOPs convention of MFU/TFLOP/s (see 'mfu flops --help')")
       ->capture_default_str();
-  app.add_option("--precision,-p", precision, "bf16, fp16 or fp8: GEMM peak and MFU denominator")
+  app.add_option("--precision,-p", precision, "bf16, fp16 or fp8: the linear layers' GEMMs and the MFU denominator")
       ->capture_default_str();
+  app.add_option("--framework", framework,
+                 "Framework profile (data/frameworks/frameworks.csv): what overlaps, attention kernel, FP8 recipe")
+      ->capture_default_str();
+  app.add_option("--framework-file", framework_files, "CSV adding or changing framework profiles; repeatable")
+      ->allow_extra_args(false);
+  app.add_option("--attention", attention,
+                 "Attention kernel: flash (the framework's), best (cudnn/fa3/fa4), fa2, unfused [default: framework]");
+  app.add_option("--moe-imbalance", moe_imbalance,
+                 "Tokens of the busiest expert rank / the mean (MoE) [default: 1, balanced routing]");
 }
+
+namespace {
+
+// The framework profile with --attention applied.
+StatusOr<FrameworkProfile> ResolveFramework(const SetupFlags& f, ResolvedSetup& r) {
+  MFU_ASSIGN_OR_RETURN(r.frameworks, FrameworkDb::LoadBuiltin());
+  for (const std::string& file : f.framework_files)
+    MFU_RETURN_IF_ERROR(r.frameworks.AddFile(file));
+  StatusOr<const FrameworkProfile*> found = r.frameworks.Find(f.framework);
+  if (!found.ok())
+    return InvalidArgumentError("--framework: " + found.status().message());
+  r.framework = *found;
+  if (r.framework->kind != "training") {
+    return InvalidArgumentError("--framework " + r.framework->name + " is a " + r.framework->kind +
+                                " framework; training needs a training one");
+  }
+  FrameworkProfile p = *r.framework;
+  if (!f.attention.empty() && f.attention != "flash") {
+    StatusOr<AttentionKernel> k = ParseAttentionKernel(f.attention);
+    if (!k.ok())
+      return InvalidArgumentError("--attention: " + k.status().message() + " (or flash: the framework's)");
+    p.attention = *k;
+  } else if (f.attention == "flash" && p.attention == AttentionKernel::kUnfused) {
+    p.attention = AttentionKernel::kFa2;
+  }
+  if (!(f.moe_imbalance >= 1 && f.moe_imbalance <= 64))
+    return InvalidArgumentError("--moe-imbalance must be in [1, 64] (busiest expert rank / mean)");
+  r.moe_imbalance = f.moe_imbalance;
+  return p;
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<ResolvedSetup>> ResolveSetup(const SetupFlags& f) {
   auto r = std::make_unique<ResolvedSetup>();
@@ -92,6 +133,7 @@ StatusOr<std::unique_ptr<ResolvedSetup>> ResolveSetup(const SetupFlags& f) {
   setup.gpus = gpus;
   setup.convention = convention;
   setup.efficiency = r->efficiency.For(r->gpu->id);
+  MFU_ASSIGN_OR_RETURN(setup.framework, ResolveFramework(f, *r));
   MFU_ASSIGN_OR_RETURN(PerfModel perf, PerfModel::Create(setup));
   r->perf = std::make_unique<PerfModel>(std::move(perf));
   return r;
@@ -112,7 +154,9 @@ void ConfigFlags::Register(CLI::App& app) {
   g->add_option("--zero", zero, "ZeRO stage: 0 (DDP), 1 (distributed optimizer), 2, 3")->capture_default_str();
   g->add_flag("--fsdp", fsdp, "PyTorch FSDP full sharding (ZeRO-3 per micro-batch)");
   g->add_flag("--no-sp", no_sequence_parallel, "Tensor parallelism without sequence parallelism");
-  g->add_flag("--tp-comm-overlap", tp_comm_overlap, "Overlap tensor-parallel communication with GEMMs");
+  g->add_flag("--tp-comm-overlap", tp_comm_overlap,
+              "Overlap tensor-parallel communication with GEMMs [default: the framework's recipe]");
+  g->add_flag("--no-tp-comm-overlap", no_tp_comm_overlap, "Tensor-parallel communication not overlapped");
   g->add_flag("--no-dp-overlap", no_dp_overlap, "Gradient reduction not overlapped with backward");
 }
 
@@ -161,9 +205,18 @@ StatusOr<TrainingConfig> ConfigFlags::Resolve(const ResolvedSetup& setup) const 
   MFU_ASSIGN_OR_RETURN(c.recompute, ParseRecompute(recompute));
   c.zero_stage = fsdp ? 3 : zero;
   c.fsdp = fsdp;
-  c.sequence_parallel = !no_sequence_parallel;
-  c.tp_comm_overlap = tp_comm_overlap;
+  const FrameworkProfile& fw = setup.perf->setup().framework;
+  if (tp_comm_overlap && no_tp_comm_overlap)
+    return InvalidArgumentError("--tp-comm-overlap contradicts --no-tp-comm-overlap");
+  if (tp_comm_overlap && !fw.tp_overlap_supported) {
+    return InvalidArgumentError("--tp-comm-overlap: framework " + fw.name +
+                                " cannot overlap tensor-parallel communication (data/frameworks/frameworks.csv)");
+  }
+  c.tp_comm_overlap = tp > 1 && !no_tp_comm_overlap && (tp_comm_overlap || fw.tp_overlap_default);
   c.dp_overlap = !no_dp_overlap;
+  c.flash_attention = fw.attention != AttentionKernel::kUnfused;
+  c.moe_imbalance = setup.moe_imbalance;
+  c.sequence_parallel = !no_sequence_parallel && fw.sequence_parallel;
   c.precision = setup.precision;
   return c;
 }

@@ -10,6 +10,7 @@
 
 #include "cli/model_flags.h"
 #include "mfu/cluster.h"
+#include "mfu/framework.h"
 #include "mfu/perf_model.h"
 #include "mfu/status.h"
 
@@ -30,6 +31,10 @@ struct SetupFlags {
   int64_t seq_len = 0;
   std::string convention = "megatron";
   std::string precision = "bf16";
+  std::string framework = "megatron-core";
+  std::vector<std::string> framework_files;  // applied in order
+  std::string attention;                     // "" = the framework's kernel
+  double moe_imbalance = 1;
 
   void Register(CLI::App& app);
 };
@@ -40,6 +45,9 @@ struct ResolvedSetup {
   HardwareDb hw;
   ClusterDb clusters;
   EfficiencyDb efficiency;
+  FrameworkDb frameworks;
+  const FrameworkProfile* framework = nullptr;  // as given; the setup holds a copy with --attention applied
+  double moe_imbalance = 1;
   const Accelerator* gpu = nullptr;
   const Cluster* cluster = nullptr;
   DType precision = DType::kBf16;
@@ -57,6 +65,7 @@ struct ConfigFlags {
   bool fsdp = false;
   bool no_sequence_parallel = false;
   bool tp_comm_overlap = false;
+  bool no_tp_comm_overlap = false;
   bool no_dp_overlap = false;
 
   void Register(CLI::App& app);

@@ -50,6 +50,12 @@ nlohmann::json SetupJson(const ResolvedSetup& s) {
   j["convention"] = ConventionName(t.convention);
   j["precision"] = DTypeName(s.precision);
   j["efficiency_family"] = t.efficiency.family;
+  j["validation"] = t.efficiency.training_validation;
+  j["framework"] = {{"name", t.framework.name},
+                    {"attention", AttentionKernelName(t.framework.attention)},
+                    {"cp_mode", CpModeName(t.framework.cp_mode)},
+                    {"fp8_recipe", t.framework.fp8_recipe}};
+  j["moe_imbalance"] = s.moe_imbalance;
   return j;
 }
 
@@ -111,6 +117,13 @@ void PrintSetup(std::ostream& out, const ResolvedSetup& s) {
                      s.cluster != nullptr ? ", cluster " + s.cluster->id : std::string());
   out << fmt::format("setup       sequence {}, {} GEMMs, FLOPs convention {}, efficiency family '{}'\n", t.seq_len,
                      DTypeName(s.precision), ConventionName(t.convention), t.efficiency.family);
+  out << fmt::format("framework   {} (attention {}, CP {}{})\n", t.framework.name,
+                     AttentionKernelName(t.framework.attention), CpModeName(t.framework.cp_mode),
+                     s.precision == DType::kFp8 ? ", FP8 " + t.framework.fp8_recipe : std::string());
+  if (t.efficiency.training_validation != "validated") {
+    out << fmt::format("validation  {}: family '{}' has no measured training runs; data/efficiency/validation.csv\n",
+                       t.efficiency.training_validation, t.efficiency.family);
+  }
 }
 
 void PrintPrediction(std::ostream& out, const Prediction& p, const ResolvedSetup& s) {

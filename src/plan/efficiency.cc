@@ -99,6 +99,12 @@ StatusOr<EfficiencyDb> EfficiencyDb::LoadBuiltin() {
     return InternalError("built-in efficiency table is invalid: " + s.message());
   if (db.Mutable("default") == nullptr)
     return InternalError("built-in efficiency table has no 'default' family");
+  const base::EmbeddedFile* validation = FindBuiltin("efficiency/validation.csv");
+  if (validation == nullptr)
+    return InternalError("built-in validation table missing from the binary");
+  s = db.ApplyValidation(validation->bytes, "data/efficiency/validation.csv");
+  if (!s.ok())
+    return InternalError("built-in validation table is invalid: " + s.message());
   s = db.AddCsv(kernels->bytes, "data/efficiency/vector_kernels.csv");
   if (!s.ok())
     return InternalError("built-in vector kernel table is invalid: " + s.message());
@@ -191,6 +197,23 @@ Status EfficiencyDb::AddCsv(std::string_view text, std::string_view origin) {
     } else {
       families_.push_back(std::move(p));
     }
+  }
+  return Status::Ok();
+}
+
+Status EfficiencyDb::ApplyValidation(std::string_view text, std::string_view origin) {
+  MFU_ASSIGN_OR_RETURN(base::CsvTable table, base::ParseCsv(text, origin));
+  const int family = table.Column("family"), training = table.Column("training"), inference = table.Column("inference");
+  if (family < 0 || training < 0 || inference < 0)
+    return ParseError(std::string(origin) + ": needs columns family, training, inference");
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    const std::vector<std::string>& row = table.rows[r];
+    const std::string where = std::string(origin) + ":" + std::to_string(table.line_numbers[r]);
+    EfficiencyParams* p = Mutable(base::ToLower(base::Trim(row[static_cast<size_t>(family)])));
+    if (p == nullptr)
+      return ParseError(where + ": column 'family': not a family of the efficiency table");
+    p->training_validation = std::string(base::Trim(row[static_cast<size_t>(training)]));
+    p->inference_validation = std::string(base::Trim(row[static_cast<size_t>(inference)]));
   }
   return Status::Ok();
 }

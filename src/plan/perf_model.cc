@@ -341,14 +341,15 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   const double seq = static_cast<double>(setup_.seq_len);
   const double tokens = mbs * seq / cp;  // tokens of one micro-batch on one GPU
   const double h = static_cast<double>(m.hidden);
-  // Quantization of FP8/FP4 operands: each GEMM's input, weight and (in
-  // backward) output gradient, fp8_cast_bytes per element (framework.h),
-  // per pass, at the vector bandwidth. Returned per forward-equivalent pass.
-  double quant_f = 0;
+  // Quantization of FP8/FP4 operands, fp8_cast_bytes per element
+  // (framework.h: amax, cast, transposed copy) at the vector bandwidth:
+  // each GEMM's input and weight once in forward (their transposes serve
+  // backward), the output gradient once in backward.
+  double quant_f = 0, quant_b = 0;
   auto gemm_time = [&](double flops, double rows, double cols, double inner) {
     if (low_precision && flops > 0) {
-      const double elements = flops / (2 * cols) + flops / (2 * rows) + flops / (2 * inner);
-      quant_f += fw.fp8_cast_bytes * elements / hbm;
+      quant_f += fw.fp8_cast_bytes * (flops / (2 * cols) + flops / (2 * rows)) / hbm;
+      quant_b += fw.fp8_cast_bytes * flops / (2 * inner) / hbm;
     }
     return GemmTime(flops, rows, cols, inner, peak, hbm, e, gemm_dtype);
   };
@@ -421,7 +422,7 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
         moe_layer_share_ * (2 * (1 + topk) * imbalance * tokens * h * kActivationBytes / hbm + fw.moe_sync_us * 1e-6);
   }
   const double vec_f =
-      LayerVectorSeconds(vector_kernels_, gpu.memory_bw_tbps * 1e12, vec) + rope_s + core_vec_f + moe_f + quant_f;
+      LayerVectorSeconds(vector_kernels_, gpu.memory_bw_tbps * 1e12, vec) + rope_s + core_vec_f + moe_f;
   const double overhead_f = kKernelsPerLayer * e.kernel_overhead_us * 1e-6;
 
   // --- communication of one micro-batch, one layer ---
@@ -475,8 +476,8 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   // Layers are split as evenly as the stages allow (Megatron's and
   // torchtitan's uneven first/last stages): ceil(L / pp) on the busiest.
   const double layers_per_stage = std::ceil(static_cast<double>(m.num_layers) / pp);
-  const double layer_f = gemm_f + core_f + vec_f + overhead_f;
-  const double layer_b = 2 * gemm_f + core_b + 2 * vec_f + 2 * overhead_f;
+  const double layer_f = gemm_f + core_f + vec_f + quant_f + overhead_f;
+  const double layer_b = 2 * gemm_f + core_b + 2 * vec_f + quant_b + 2 * overhead_f;
   double layer_rc = 0, layer_rc_comm = 0;
   if (c.recompute == Recompute::kFull) {
     layer_rc = layer_f;
@@ -558,7 +559,7 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   StepBreakdown& b = out.breakdown;
   b.matrix_s = mb * (layers_per_stage * 3 * gemm_f + 3 * head_gemm);
   b.attention_s = mb * layers_per_stage * (core_f + core_b);
-  b.vector_s = mb * (layers_per_stage * 3 * vec_f + 3 * (head_f - head_gemm));
+  b.vector_s = mb * (layers_per_stage * (3 * vec_f + quant_f + quant_b) + 3 * (head_f - head_gemm));
   b.overhead_s = mb * layers_per_stage * 3 * overhead_f;
   b.recompute_s = mb * layers_per_stage * (layer_rc + layer_rc_comm);
   b.tp_comm_s = mb * layers_per_stage * (tp_f_exp + tp_b_exp);

@@ -63,7 +63,10 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
   TrainingConfig c;
   c.global_batch = options.global_batch;
   c.precision = options.precision;
-  c.tp_comm_overlap = options.tp_comm_overlap;
+  c.moe_imbalance = options.moe_imbalance;
+  c.flash_attention = s.framework.attention != AttentionKernel::kUnfused;
+  // The framework's recipe default, or asked for; never where it cannot.
+  c.tp_comm_overlap = (options.tp_comm_overlap || s.framework.tp_overlap_default) && s.framework.tp_overlap_supported;
   const std::vector<int64_t> experts = m.is_moe() ? Divisors(m.moe.num_experts, s.gpus) : std::vector<int64_t>{1};
   const std::vector<int> no_sharding = {0};  // one data-parallel rank: nothing to shard
   for (int64_t tp : Divisors(s.gpus, tp_limit)) {
@@ -96,7 +99,7 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
                   c.micro_batch = mbs;
                   c.recompute = r;
                   c.zero_stage = z;
-                  c.sequence_parallel = tp > 1;
+                  c.sequence_parallel = tp > 1 && s.framework.sequence_parallel;
                   model.Evaluate(c, p);
                   ++result.evaluated;
                   ++result.by_issue[static_cast<size_t>(p.issue)];

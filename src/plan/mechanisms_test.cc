@@ -1,0 +1,257 @@
+// The mechanisms of issue 10 in the training model: attention in 16-bit
+// under FP8, FP8 quantization traffic, framework overlaps, context
+// parallelism, MoE costs and expert-data-parallel placement, uneven stages.
+// Expected values are hand-computed from the formulas perf_model.h states,
+// or published ranges (cited where used).
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "mfu/framework.h"
+#include "mfu/model.h"
+#include "mfu/perf_model.h"
+#include "plan/plan_test_util.h"
+
+namespace mfu {
+namespace {
+
+using namespace plan_test;  // NOLINT: test fixtures
+
+const FrameworkProfile& Framework(const char* name) {
+  static const FrameworkDb* db = *FrameworkDb::Builtin();
+  return **db->Find(name);
+}
+
+const EfficiencyDb& Shipped() {
+  static const EfficiencyDb db = *EfficiencyDb::LoadBuiltin();
+  return db;
+}
+
+// `model` on `gpus` GPUs of `cluster` (null: one H100 node) with `e` and `fw`.
+PerfModel MakeWith(const ModelSpec& model, int64_t seq, int64_t gpus, const char* cluster, const EfficiencyParams& e,
+                   const FrameworkProfile& fw) {
+  TrainingSetup s;
+  s.model = &model;
+  s.seq_len = seq;
+  s.gpu = cluster != nullptr ? Gpu(FindCluster(cluster)->accelerator.c_str()) : Gpu("h100-sxm5-80gb");
+  s.cluster = cluster != nullptr ? FindCluster(cluster) : nullptr;
+  s.gpus = gpus;
+  s.efficiency = e;
+  s.framework = fw;
+  StatusOr<PerfModel> p = PerfModel::Create(s);
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return std::move(p).value();
+}
+
+TrainingConfig Layout(int64_t tp, int64_t pp, int64_t cp, int64_t gbs) {
+  TrainingConfig c;
+  c.tp = tp;
+  c.pp = pp;
+  c.cp = cp;
+  c.global_batch = gbs;
+  return c;
+}
+
+TEST(Mechanisms, AttentionRunsInSixteenBitUnderFp8) {
+  const ModelSpec m = Generic(4, 2048, 16, 8192, 32000);
+  const PerfModel pm = MakeWith(m, 4096, 1, nullptr, TestEfficiency(), Framework("megatron-core"));
+  TrainingConfig c = Layout(1, 1, 1, 1);
+  const Prediction bf16 = pm.Evaluate(c);
+  c.precision = DType::kFp8;
+  const Prediction fp8 = pm.Evaluate(c);
+  ASSERT_EQ(fp8.issue, ConfigIssue::kOk);
+  // The attention core does not speed up with FP8 GEMMs; the GEMMs do.
+  EXPECT_DOUBLE_EQ(fp8.breakdown.attention_s, bf16.breakdown.attention_s);
+  EXPECT_LT(fp8.breakdown.matrix_s, bf16.breakdown.matrix_s);
+  // MFU of an FP8 run is against the FP8 dense peak (twice the 16-bit one).
+  EXPECT_DOUBLE_EQ(fp8.peak_flops, Gpu("h100-sxm5-80gb")->peak_flops(DType::kFp8));
+  EXPECT_DOUBLE_EQ(bf16.peak_flops, Gpu("h100-sxm5-80gb")->peak_flops(DType::kBf16));
+}
+
+TEST(Mechanisms, Fp8QuantizationTrafficByHand) {
+  const ModelSpec m = Generic(2, 1024, 8, 4096, 32000);
+  EfficiencyParams e = TestEfficiency();
+  FrameworkProfile fw = Framework("megatron-core");
+  fw.fp8_cast_bytes = 0;
+  const PerfModel none = MakeWith(m, 2048, 1, nullptr, e, fw);
+  fw.fp8_cast_bytes = 4;
+  const PerfModel four = MakeWith(m, 2048, 1, nullptr, e, fw);
+  TrainingConfig c = Layout(1, 1, 1, 1);
+  c.precision = DType::kFp8;
+  const double extra = four.Evaluate(c).breakdown.vector_s - none.Evaluate(c).breakdown.vector_s;
+  // Per layer, T = 2048 tokens: Q/K/V/O as one h x 4h group (inner h), the
+  // gated MLP as one 3 x ffn group (width ffn, inner h). Quantized elements:
+  // inputs T x h per GEMM, weights, output gradients; 4 bytes each.
+  const double T = 2048, h = 1024, ffn = 4096;
+  const double proj_flops = T * 4 * 2 * h * h, mlp_flops = T * 3 * 2 * h * ffn;
+  auto elements = [&](double f, double rows, double cols, double inner) {
+    return f / (2 * cols) + f / (2 * rows) + f / (2 * inner);
+  };
+  const double per_layer = elements(proj_flops, T, h, h) + elements(mlp_flops, T, ffn, h);
+  const double hbm = Gpu("h100-sxm5-80gb")->memory_bw_tbps * 1e12 * e.vector_bw_fraction;
+  EXPECT_NEAR(extra, 2 * 4 * per_layer / hbm, 1e-12);
+}
+
+// Transformer Engine's and torchao's measured end-to-end FP8 speed-ups on
+// 8x H100 are 1.1-1.25x (torchao float8 README: Llama3-8B torchtitan FSDP2,
+// seq 8192, 6150 -> 7689.5 tok/s tensorwise = 1.25x, rowwise 1.10x). The
+// shipped model must land inside that range (it predicted 1.6-1.95x with
+// attention at the FP8 peak and no casts).
+TEST(Mechanisms, Fp8SpeedupWithinPublishedRange) {
+  StatusOr<ModelSpec> m = LoadModel("llama-3.1-8b");
+  ASSERT_TRUE(m.ok());
+  const PerfModel pm = MakeWith(*m, 8192, 8, nullptr, Shipped().For("h100-sxm5-80gb"), Framework("torchtitan"));
+  TrainingConfig c = Layout(1, 1, 1, 8);
+  c.fsdp = true;
+  c.recompute = Recompute::kSelective;
+  const Prediction bf16 = pm.Evaluate(c);
+  c.precision = DType::kFp8;
+  const Prediction fp8 = pm.Evaluate(c);
+  const double speedup = fp8.tokens_per_s / bf16.tokens_per_s;
+  EXPECT_GE(speedup, 1.08) << speedup;
+  EXPECT_LE(speedup, 1.3) << speedup;
+}
+
+// Context parallelism on a long sequence: throughput per GPU changes
+// smoothly with cp (no cliff), attention dominates, and a framework that
+// overlaps the ring (megatron-core) hides most of the exchange.
+TEST(Mechanisms, ContextParallelIsSmoothAndMostlyHidden) {
+  StatusOr<ModelSpec> m = LoadModel("llama-3.1-8b");
+  ASSERT_TRUE(m.ok());
+  const PerfModel pm =
+      MakeWith(*m, 131072, 16, "dgx-h100", Shipped().For("h100-sxm5-80gb"), Framework("megatron-core"));
+  double previous = 0;
+  for (int64_t cp : {1, 2, 4, 8, 16}) {
+    TrainingConfig c = Layout(1, 1, cp, 16);
+    c.recompute = Recompute::kFull;
+    const Prediction p = pm.Evaluate(c);
+    ASSERT_TRUE(p.issue == ConfigIssue::kOk || p.issue == ConfigIssue::kOutOfMemory) << cp;
+    const double per_gpu = p.tokens_per_s / 16;
+    if (previous > 0) {
+      EXPECT_LT(std::fabs(per_gpu / previous - 1), 0.1) << "cp " << cp;
+    }
+    previous = per_gpu;
+    EXPECT_GT(p.breakdown.attention_s, 0.4 * p.step_s) << cp;
+    EXPECT_LT(p.breakdown.cp_comm_s, 0.05 * p.step_s) << cp;
+  }
+}
+
+TEST(Mechanisms, RingOverlapHidesWhatAllGatherExposes) {
+  StatusOr<ModelSpec> m = LoadModel("llama-3.1-8b");
+  ASSERT_TRUE(m.ok());
+  FrameworkProfile ring = Framework("megatron-core");
+  FrameworkProfile gather = ring;
+  gather.cp_mode = CpMode::kAllGather;
+  FrameworkProfile exposed = ring;
+  exposed.cp_overlap = 0;
+  const EfficiencyParams& e = Shipped().For("h100-sxm5-80gb");
+  TrainingConfig c = Layout(1, 1, 8, 16);
+  c.recompute = Recompute::kFull;
+  const double hidden = MakeWith(*m, 65536, 16, "dgx-h100", e, ring).Evaluate(c).breakdown.cp_comm_s;
+  const double not_hidden = MakeWith(*m, 65536, 16, "dgx-h100", e, exposed).Evaluate(c).breakdown.cp_comm_s;
+  const double gathered = MakeWith(*m, 65536, 16, "dgx-h100", e, gather).Evaluate(c).breakdown.cp_comm_s;
+  EXPECT_LT(hidden, 0.5 * not_hidden);
+  EXPECT_GT(gathered, hidden);
+}
+
+TEST(Mechanisms, FrameworkThatCannotOverlapTpRejectsIt) {
+  const ModelSpec m = Generic(4, 2048, 16, 8192, 32000);
+  const PerfModel pm = MakeWith(m, 4096, 8, nullptr, TestEfficiency(), Framework("composer"));
+  TrainingConfig c = Layout(8, 1, 1, 1);
+  c.tp_comm_overlap = true;
+  EXPECT_EQ(pm.Evaluate(c).issue, ConfigIssue::kBadValue);
+  c.tp_comm_overlap = false;
+  EXPECT_EQ(pm.Evaluate(c).issue, ConfigIssue::kOk);
+}
+
+TEST(Mechanisms, DpOverlapExposesOneLayerChunk) {
+  // One chunk of the per-layer buckets stays exposed: with L layers on the
+  // stage and overlap_efficiency 1, at most (L-1)/L of the reduction hides.
+  const ModelSpec m = Generic(8, 2048, 16, 8192, 32000);
+  EfficiencyParams e = TestEfficiency();
+  e.overlap_efficiency = 1;
+  const PerfModel on = MakeWith(m, 2048, 64, "dgx-h100", e, Framework("megatron-core"));
+  TrainingConfig c = Layout(1, 1, 1, 64);
+  c.zero_stage = 0;
+  const Prediction overlapped = on.Evaluate(c);
+  c.dp_overlap = false;
+  const Prediction alone = on.Evaluate(c);
+  ASSERT_GT(alone.breakdown.dp_comm_s, 0);
+  EXPECT_NEAR(overlapped.breakdown.dp_comm_s, alone.breakdown.dp_comm_s / 8, 1e-12);
+}
+
+TEST(Mechanisms, MoeImbalanceSlowsTheBusiestRank) {
+  const ModelSpec m = GenericMoe(4, 2048, 16, 64, 8, 1024, 32000);
+  const PerfModel pm = MakeWith(m, 4096, 8, nullptr, TestEfficiency(), Framework("megatron-core"));
+  TrainingConfig c = Layout(1, 1, 1, 8);
+  c.ep = 8;
+  const Prediction balanced = pm.Evaluate(c);
+  c.moe_imbalance = 1.5;
+  const Prediction skewed = pm.Evaluate(c);
+  ASSERT_EQ(skewed.issue, ConfigIssue::kOk);
+  EXPECT_GT(skewed.breakdown.ep_comm_s, balanced.breakdown.ep_comm_s);
+  EXPECT_GT(skewed.breakdown.matrix_s, balanced.breakdown.matrix_s);  // the busiest rank's expert GEMMs
+  EXPECT_GT(skewed.step_s, balanced.step_s);
+  c.moe_imbalance = 0.5;  // below the mean is impossible for the busiest rank
+  EXPECT_EQ(pm.Evaluate(c).issue, ConfigIssue::kBadValue);
+}
+
+TEST(Mechanisms, MoeSyncCostsPerLayerAndPass) {
+  const ModelSpec m = GenericMoe(4, 2048, 16, 64, 8, 1024, 32000);
+  FrameworkProfile fw = Framework("megatron-core");
+  fw.moe_sync_us = 0;
+  const PerfModel no_sync = MakeWith(m, 4096, 8, nullptr, TestEfficiency(), fw);
+  fw.moe_sync_us = 100;
+  const PerfModel sync = MakeWith(m, 4096, 8, nullptr, TestEfficiency(), fw);
+  TrainingConfig c = Layout(1, 1, 1, 8);
+  c.ep = 8;
+  // 4 MoE layers x (forward + 2 x backward vector passes) x 100 us.
+  EXPECT_NEAR(sync.Evaluate(c).step_s - no_sync.Evaluate(c).step_s, 4 * 3 * 100e-6, 1e-9);
+}
+
+TEST(Mechanisms, UnevenStagesCountTheBusiestStageExactly) {
+  // 126 layers on 16 stages: the busiest holds ceil(126 / 16) = 8 whatever
+  // the interleave (the old vpp x ceil(L / (pp x vpp)) gave 14 at vpp 7).
+  const ModelSpec m = Generic(126, 1024, 16, 4096, 32000);
+  const PerfModel pm = MakeWith(m, 2048, 16, "dgx-h100", TestEfficiency(), Framework("megatron-core"));
+  TrainingConfig c = Layout(1, 16, 1, 64);
+  const Prediction plain = pm.Evaluate(c);
+  c.vpp = 7;
+  const Prediction interleaved = pm.Evaluate(c);
+  ASSERT_EQ(interleaved.issue, ConfigIssue::kOk);
+  EXPECT_NEAR(interleaved.breakdown.matrix_s / plain.breakdown.matrix_s, 1, 1e-12);
+  const Prediction one =
+      MakeWith(m, 2048, 16, "dgx-h100", TestEfficiency(), Framework("megatron-core")).Evaluate(Layout(1, 16, 1, 64));
+  // 4 us x 12 kernels x 3 passes x 8 layers x 64 micro-batches (dp = 1).
+  EXPECT_NEAR(one.breakdown.overhead_s, 4e-6 * 12 * 3 * 8 * 64, 1e-9);
+}
+
+TEST(Mechanisms, ExpertDataParallelGroupUsesOneNicPerNode) {
+  // EP 8 fills the node: each expert's gradients are reduced over one GPU
+  // per node (8 nodes here), on that GPU's own NIC, not 8 NICs.
+  const ModelSpec m = GenericMoe(2, 2048, 16, 8, 2, 4096, 32000);
+  EfficiencyParams e = TestEfficiency();
+  const PerfModel pm = MakeWith(m, 2048, 64, "dgx-h100", e, Framework("megatron-core"));
+  TrainingConfig c = Layout(1, 1, 1, 64);
+  c.ep = 8;
+  c.zero_stage = 1;
+  c.dp_overlap = false;
+  const Prediction p = pm.Evaluate(c);
+  ASSERT_EQ(p.issue, ConfigIssue::kOk);
+  const Cluster& cl = *FindCluster("dgx-h100");
+  // Expert parameters of one GPU: 2 layers x 8 experts / 8 x 3 x h x ffn;
+  // reduce-scatter + all-gather of 2 bytes each over 8 ranks.
+  const double expert_params = 2 * 3.0 * 2048 * 4096;
+  const double one_nic = cl.scaleout_bw_bytes_per_s * e.scaleout_bw_fraction;
+  const double expert_time = 2 * (7.0 / 8 * expert_params * 2 / one_nic + 7 * cl.scaleout_latency_s);
+  // Dense parameters: 64-way over 8 NICs per node.
+  const double dense_params = 2 * (4.0 * 2048 * 2048 + 2 * 2048 + 2048 * 8) + 2.0 * 32000 * 2048 + 2048;
+  const double eight_nics = std::min(8 * one_nic, cl.scaleup_bw_bytes_per_s * e.scaleup_bw_fraction);
+  const double dense_time = 2 * (63.0 / 64 * dense_params * 2 / eight_nics + 63 * cl.scaleout_latency_s);
+  EXPECT_NEAR(p.breakdown.dp_comm_s, expert_time + dense_time, 0.02 * (expert_time + dense_time));
+}
+
+}  // namespace
+}  // namespace mfu
