@@ -25,6 +25,7 @@ struct PlanOptions {
   DType precision = DType::kBf16;
   bool tp_comm_overlap = false;  // also on where the framework's recipes turn it on
   double moe_imbalance = 1;      // TrainingConfig::moe_imbalance of every candidate
+  TrainingStateDtypes state;     // TrainingConfig::state of every candidate
   size_t top_k = 10;
 };
 

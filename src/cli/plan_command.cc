@@ -99,6 +99,7 @@ class PlanCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(std::unique_ptr<ResolvedSetup> s, ResolveSetup(setup_));
     options_.precision = s->precision;
     options_.moe_imbalance = s->moe_imbalance;
+    options_.state = s->state;
     if (options_.tp_comm_overlap && !s->perf->setup().framework.tp_overlap_supported) {
       return InvalidArgumentError("--tp-comm-overlap: framework " + s->perf->setup().framework.name +
                                   " cannot overlap tensor-parallel communication (data/frameworks/frameworks.csv)");

@@ -29,6 +29,9 @@ void SetupFlags::Register(CLI::App& app) {
       ->allow_extra_args(false);
   app.add_option("--attention", attention,
                  "Attention kernel: flash (the framework's), best (cudnn/fa3/fa4), fa2, unfused [default: framework]");
+  app.add_option("--state", state,
+                 "Stored dtypes per parameter: megatron, torchtitan-fsdp, deepspeed, bf16 (docs/memory.md)")
+      ->capture_default_str();
   app.add_option("--moe-imbalance", moe_imbalance,
                  "Tokens of the busiest expert rank / the mean (MoE) [default: 1, balanced routing]");
 }
@@ -60,6 +63,10 @@ StatusOr<FrameworkProfile> ResolveFramework(const SetupFlags& f, ResolvedSetup& 
   if (!(f.moe_imbalance >= 1 && f.moe_imbalance <= 64))
     return InvalidArgumentError("--moe-imbalance must be in [1, 64] (busiest expert rank / mean)");
   r.moe_imbalance = f.moe_imbalance;
+  StatusOr<TrainingStateDtypes> state = TrainingStatePreset(f.state);
+  if (!state.ok())
+    return InvalidArgumentError("--state: " + state.status().message());
+  r.state = *state;
   return p;
 }
 
@@ -216,6 +223,7 @@ StatusOr<TrainingConfig> ConfigFlags::Resolve(const ResolvedSetup& setup) const 
   c.dp_overlap = !no_dp_overlap;
   c.flash_attention = fw.attention != AttentionKernel::kUnfused;
   c.moe_imbalance = setup.moe_imbalance;
+  c.state = setup.state;
   c.sequence_parallel = !no_sequence_parallel && fw.sequence_parallel;
   c.precision = setup.precision;
   return c;

@@ -11,6 +11,7 @@
 #include "cli/model_flags.h"
 #include "mfu/cluster.h"
 #include "mfu/framework.h"
+#include "mfu/memory.h"
 #include "mfu/perf_model.h"
 #include "mfu/status.h"
 
@@ -35,6 +36,7 @@ struct SetupFlags {
   std::vector<std::string> framework_files;  // applied in order
   std::string attention;                     // "" = the framework's kernel
   double moe_imbalance = 1;
+  std::string state = "megatron";  // memory.h kTrainingStatePresets
 
   void Register(CLI::App& app);
 };
@@ -48,6 +50,7 @@ struct ResolvedSetup {
   FrameworkDb frameworks;
   const FrameworkProfile* framework = nullptr;  // as given; the setup holds a copy with --attention applied
   double moe_imbalance = 1;
+  TrainingStateDtypes state;  // the stored dtypes per parameter (--state)
   const Accelerator* gpu = nullptr;
   const Cluster* cluster = nullptr;
   DType precision = DType::kBf16;

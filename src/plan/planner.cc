@@ -64,6 +64,7 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
   c.global_batch = options.global_batch;
   c.precision = options.precision;
   c.moe_imbalance = options.moe_imbalance;
+  c.state = options.state;
   c.flash_attention = s.framework.attention != AttentionKernel::kUnfused;
   // The framework's recipe default, or asked for; never where it cannot.
   c.tp_comm_overlap = (options.tp_comm_overlap || s.framework.tp_overlap_default) && s.framework.tp_overlap_supported;

@@ -596,4 +596,35 @@ TEST(CliErrors, InferBadInput) {
   }
 }
 
+// Framework profiles and validation notes in mfu predict / plan (issue 10).
+TEST(CliFramework, ProfilesOptionsAndValidationNotes) {
+  const std::vector<std::string> base = {"predict", "--model",   "llama-3.1-8b", "--gpu", "h100", "--gpus",
+                                         "8",       "--seq-len", "8192",         "--tp",  "8"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return RunMfu(a);
+  };
+  ExpectOneLineError(with({"--framework", "megatron-cor"}), 2, "did you mean 'megatron-core'");
+  ExpectOneLineError(with({"--framework", "composer", "--tp-comm-overlap"}), 2,
+                     "composer cannot overlap tensor-parallel communication");
+  ExpectOneLineError(with({"--tp-comm-overlap", "--no-tp-comm-overlap"}), 2, "contradicts");
+  ExpectOneLineError(with({"--attention", "sdpa-math-x"}), 2, "--attention");
+  ExpectOneLineError(with({"--moe-imbalance", "0.5"}), 2, "--moe-imbalance");
+  ExpectOneLineError(with({"--state", "megatorn"}), 2, "--state");
+  // The framework, its attention kernel and the family's validation are stated.
+  Result nemo = with({"--framework", "nemo", "--json"});
+  ASSERT_EQ(nemo.exit_code, 0) << nemo.err;
+  nlohmann::json j = nlohmann::json::parse(nemo.out);
+  EXPECT_EQ(j["setup"]["framework"]["name"], "nemo");
+  EXPECT_EQ(j["setup"]["validation"], "validated");
+  EXPECT_EQ(j["prediction"]["config"]["tp_comm_overlap"], true);  // NeMo's recipes overlap TP
+  Result b200 = RunMfu({"predict", "--model", "llama-3.1-8b", "--gpu", "b200", "--gpus", "8", "--seq-len", "8192"});
+  ASSERT_EQ(b200.exit_code, 0) << b200.err;
+  EXPECT_NE(b200.out.find("validation  unvalidated"), std::string::npos) << b200.out;
+  Result unfused = with({"--attention", "unfused", "--json"});
+  ASSERT_EQ(unfused.exit_code, 0) << unfused.err;
+  EXPECT_EQ(nlohmann::json::parse(unfused.out)["setup"]["framework"]["attention"], "unfused");
+}
+
 }  // namespace
