@@ -51,13 +51,31 @@ struct AccuracyReport {
   SourceAccuracy overall;
 };
 
-// Prepared runs: one PerfModel per run, built once.
+// The accuracy summary of `runs` (by source in first-appearance order, and
+// overall): RunSet::Evaluate's, for predictions gathered elsewhere (the
+// held-out folds of CrossValidate).
+AccuracyReport SummarizeRuns(std::vector<RunPrediction> runs);
+
+// Prepared runs: one PerfModel per run, built once, so that calibration
+// evaluates many parameter sets (and subsets of the runs) without
+// rebuilding them. Not thread-safe: evaluation sets the models' parameters.
 class RunSet {
  public:
+  // Each run's family is `efficiency`'s for its accelerator. Runs with an
+  // unknown accelerator or cluster, or that the model rejects, are kept
+  // with their problem (never predicted).
   static StatusOr<RunSet> Prepare(const TrainingRunSet& runs, const HardwareDb& hw, const ClusterDb& clusters,
                                   const EfficiencyDb& efficiency);
+  // Every run under `efficiency` (each run its family's parameters).
   AccuracyReport Evaluate(const EfficiencyDb& efficiency);
+  // Only the runs `i` with `mask[i]` (mask.size() == size()).
+  AccuracyReport Evaluate(const EfficiencyDb& efficiency, const std::vector<bool>& mask);
+  // Run `i` (in the order of the runs) under `params`.
+  RunPrediction Predict(size_t i, const EfficiencyParams& params);
   size_t size() const { return entries_.size(); }
+  const TrainingRun& run(size_t i) const { return *entries_[i].run; }
+  // The efficiency family of run `i`; "" when its accelerator is unknown.
+  const std::string& family(size_t i) const { return entries_[i].family; }
 
  private:
   struct Entry {
@@ -71,30 +89,107 @@ class RunSet {
 };
 
 struct CalibrateOptions {
-  int sweeps = 4;  // coordinate-descent passes over the parameters
-  // Parameters (EfficiencyParamInfos names) kept at their starting values.
+  // Coordinate-descent passes at most (a pass moves each fitted parameter
+  // once). The search usually stops first, when its step is below
+  // `tolerance` (CalibrationResult::searches says which).
+  int sweeps = 100;
+  // The weight of the pull towards the prior: the objective adds
+  // `regularization` x the mean over fitted parameters of ((value - prior)
+  // / scale)^2, scale = a tenth of the parameter's bounds (max - min). At
+  // 0.01, moving every parameter by one scale costs as much as 1% of mean
+  // |log error|. 0: no pull (the fit can wander along flat directions).
+  double regularization = 0.01;
+  // The search stops once its step, in units of scale, is below this.
+  double tolerance = 1e-3;
+  // Parameters (EfficiencyParamInfos names) kept at the starting table's
+  // values, in both stages.
   std::vector<std::string> fixed;
-  // Operator profiles fitted first (FitOperatorProfiles); the parameters
-  // they measure are then fixed for the end-to-end fit.
+  // Operator profiles fitted first (FitOperatorProfiles, from the prior);
+  // the parameters they measure are then fixed for the end-to-end fit.
   const OperatorProfiles* operators = nullptr;
+  // The values the fit starts from and is pulled towards (by family name;
+  // a family the prior lacks uses the starting table's). Null: the
+  // starting table. Not owned.
+  const EfficiencyDb* prior = nullptr;
+  // Sources whose runs are left out of the fit and only evaluated.
+  std::vector<std::string> hold_out;
+};
+
+// How far one parameter of one family moved from its prior.
+struct ParameterFit {
+  std::string family;
+  std::string name;  // EfficiencyParamInfos name
+  double prior = 0;
+  double fitted = 0;
+  double move = 0;  // (fitted - prior) / scale: how far the data moved it
+  // "runs" (the end-to-end fit), "operators" (the operator profiles),
+  // "fixed" (options.fixed: the starting table's value), "prior" (every
+  // run of the family is held out).
+  std::string how;
+};
+
+// The end-to-end search of one family.
+struct FamilySearch {
+  std::string family;
+  size_t runs = 0;  // fitted to
+  int passes = 0;
+  bool converged = false;  // the step narrowed below the tolerance (else: sweeps ran out)
+  double error = 0;        // mean over sources of mean |log(predicted / measured)|
+  double penalty = 0;      // the regularization term
 };
 
 struct CalibrationResult {
   EfficiencyDb fitted;
-  AccuracyReport before;
-  AccuracyReport after;
-  std::vector<std::string> families;  // fitted (families with measured runs)
+  AccuracyReport before;               // the starting table
+  AccuracyReport after;                // every run, held-out ones included
+  std::vector<std::string> families;   // fitted (families with runs to fit)
+  std::vector<FamilySearch> searches;  // by `families`
+  // By family (those with runs, held out or not), then EfficiencyParamInfos.
+  std::vector<ParameterFit> parameters;
   std::vector<OperatorFamilyFit> operator_fits;
+  // With options.hold_out: `after` pooled over the held-out sources' runs
+  // (source "held out") and over the others' ("fitted").
+  SourceAccuracy held_out;
+  SourceAccuracy fitted_on;
 };
 
 // With options.operators, first fits the parameters operator profiles
-// measure (per family that has profiles). Then fits each family's other
-// parameters (EfficiencyParamInfos, within their bounds, minus
-// options.fixed) to minimise the mean over sources of each source's mean |log(predicted /
-// measured)|, so that no source dominates by its row count. Families with
-// no runs keep their values.
+// measure (per family that has profiles), from the prior. Then fits each
+// family's other parameters (EfficiencyParamInfos, within their bounds,
+// minus options.fixed), from the prior, to the runs of every source but
+// options.hold_out: it minimises the mean over sources of each source's
+// mean |log(predicted / measured)| (so that no source dominates by its row
+// count) plus the regularization term, by coordinate descent on a grid
+// that narrows only after a pass without a move. Deterministic, and the
+// result depends on `start` only through what is not fitted (accelerators,
+// memory_reserved_gib, fixed parameters, the vector kernels without
+// operators): refitting from the result with the same prior gives the same
+// parameters. Families with runs only in held-out sources take the prior's
+// values; families with no runs keep `start`'s. kInvalidArgument: no runs,
+// sweeps outside [1, 1000], regularization negative or NaN, tolerance not
+// positive, an unknown fixed parameter, a held-out source no run has (the
+// message lists the sources), or every source held out.
 StatusOr<CalibrationResult> Calibrate(const TrainingRunSet& runs, const HardwareDb& hw, const ClusterDb& clusters,
                                       const EfficiencyDb& start, const CalibrateOptions& options = {});
+
+// Leave-one-source-out cross-validation of Calibrate.
+struct CrossValidation {
+  // Every run under the fit to all sources (in-sample) and under the fit
+  // to the sources other than its own (held out); by_source in the same
+  // order, overall pooled over runs.
+  AccuracyReport in_sample;
+  AccuracyReport held_out;
+  // The mean over sources of each source's MAPE (each source counts once).
+  double in_sample_source_mape = 0;
+  double held_out_source_mape = 0;
+  CalibrationResult fit;  // the fit to all sources
+};
+
+// Fits from `prior` to all sources, and once per source to the others, on
+// up to two threads. Errors: Calibrate's, and kInvalidArgument for fewer
+// than two sources or options.prior or options.hold_out set.
+StatusOr<CrossValidation> CrossValidate(const TrainingRunSet& runs, const HardwareDb& hw, const ClusterDb& clusters,
+                                        const EfficiencyDb& prior, const CalibrateOptions& options = {});
 
 // Spearman rank correlation (average ranks for ties); NaN when n < 3 or a
 // side is constant.

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/check.h"
 #include "base/strings.h"
 
 namespace mfu {
@@ -154,27 +155,47 @@ StatusOr<RunSet> RunSet::Prepare(const TrainingRunSet& runs, const HardwareDb& h
   return set;
 }
 
-AccuracyReport RunSet::Evaluate(const EfficiencyDb& efficiency) {
-  AccuracyReport report;
-  report.runs.reserve(entries_.size());
-  for (Entry& e : entries_) {
-    RunPrediction r;
-    r.run = e.run;
-    r.problem = e.problem;
-    if (r.problem.empty()) {
-      PerfModel& model = e.model.front();
-      model.SetEfficiency(efficiency.For(model.setup().gpu->id));
-      // A measured run ran: memory is reported, not a reason to refuse it.
-      model.Evaluate(ConfigOfRun(*e.run, *e.framework), r.prediction);
-      if (r.prediction.issue != ConfigIssue::kOk && r.prediction.issue != ConfigIssue::kOutOfMemory) {
-        r.problem = std::string("configuration: ") + ConfigIssueName(r.prediction.issue);
-      } else {
-        r.predicted_tokens_per_s_per_gpu = r.prediction.tokens_per_s / static_cast<double>(e.run->gpus);
-        r.ape = std::fabs(r.predicted_tokens_per_s_per_gpu / e.run->measured_tokens_per_s_per_gpu - 1);
-      }
-    }
-    report.runs.push_back(std::move(r));
+RunPrediction RunSet::Predict(size_t i, const EfficiencyParams& params) {
+  Entry& e = entries_[i];
+  RunPrediction r;
+  r.run = e.run;
+  r.problem = e.problem;
+  if (!r.problem.empty())
+    return r;
+  PerfModel& model = e.model.front();
+  model.SetEfficiency(params);
+  // A measured run ran: memory is reported, not a reason to refuse it.
+  model.Evaluate(ConfigOfRun(*e.run, *e.framework), r.prediction);
+  if (r.prediction.issue != ConfigIssue::kOk && r.prediction.issue != ConfigIssue::kOutOfMemory) {
+    r.problem = std::string("configuration: ") + ConfigIssueName(r.prediction.issue);
+  } else {
+    r.predicted_tokens_per_s_per_gpu = r.prediction.tokens_per_s / static_cast<double>(e.run->gpus);
+    r.ape = std::fabs(r.predicted_tokens_per_s_per_gpu / e.run->measured_tokens_per_s_per_gpu - 1);
   }
+  return r;
+}
+
+AccuracyReport RunSet::Evaluate(const EfficiencyDb& efficiency) {
+  return Evaluate(efficiency, std::vector<bool>(entries_.size(), true));
+}
+
+AccuracyReport RunSet::Evaluate(const EfficiencyDb& efficiency, const std::vector<bool>& mask) {
+  MFU_CHECK(mask.size() == entries_.size());
+  std::vector<RunPrediction> runs;
+  runs.reserve(entries_.size());
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (!mask[i])
+      continue;
+    const Entry& e = entries_[i];
+    runs.push_back(e.model.empty() ? Predict(i, EfficiencyParams{})
+                                   : Predict(i, efficiency.For(e.model.front().setup().gpu->id)));
+  }
+  return SummarizeRuns(std::move(runs));
+}
+
+AccuracyReport SummarizeRuns(std::vector<RunPrediction> runs) {
+  AccuracyReport report;
+  report.runs = std::move(runs);
   std::vector<std::string> sources;
   std::map<std::string, std::vector<const RunPrediction*>> by;
   std::vector<const RunPrediction*> all;
@@ -197,26 +218,261 @@ AccuracyReport RunSet::Evaluate(const EfficiencyDb& efficiency) {
 
 namespace {
 
-// Mean over sources of each source's mean |log(predicted / measured)| over
-// the runs of `family`.
-double Objective(const AccuracyReport& report, const std::string& family, const std::vector<std::string>& families) {
-  std::map<std::string, std::pair<double, size_t>> per_source;
-  for (size_t i = 0; i < report.runs.size(); ++i) {
-    const RunPrediction& r = report.runs[i];
-    if (families[i] != family)
-      continue;
-    auto& [sum, n] = per_source[r.run->source];
-    ++n;
-    if (!r.problem.empty() || !(r.predicted_tokens_per_s_per_gpu > 0)) {
-      sum += 1;  // unpredictable under these parameters: a large, finite penalty
-      continue;
+constexpr int kGrid = 4;            // candidates each side of a parameter's value
+constexpr double kNarrow = 4;       // the step shrinks by this after a pass without a move
+constexpr double kMinGain = 1e-12;  // an objective decrease smaller than this is no move
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// A tenth of a parameter's bounds: the unit of the pull towards the prior
+// and of the search's step.
+double Scale(const EfficiencyParamInfo& info) {
+  return (info.max - info.min) * 0.1;
+}
+
+// A parameter the end-to-end search moves.
+struct FitParam {
+  EfficiencyParamInfo info;
+  double prior = 0;
+};
+
+// One family's objective: the mean over sources of each source's mean
+// |log(predicted / measured)| over the family's runs to fit, plus the
+// regularization term.
+class FamilyObjective {
+ public:
+  FamilyObjective(RunSet& set, std::vector<std::vector<size_t>> by_source, std::vector<FitParam> params,
+                  double regularization)
+      : set_(set), by_source_(std::move(by_source)), params_(std::move(params)), regularization_(regularization) {}
+
+  double Error(const EfficiencyParams& p) {
+    double total = 0;
+    for (const std::vector<size_t>& runs : by_source_) {
+      double sum = 0;
+      for (size_t i : runs) {
+        const RunPrediction r = set_.Predict(i, p);
+        if (!r.problem.empty() || !(r.predicted_tokens_per_s_per_gpu > 0)) {
+          sum += 1;  // unpredictable under these parameters: a large, finite penalty
+          continue;
+        }
+        sum += std::fabs(std::log(r.predicted_tokens_per_s_per_gpu / r.run->measured_tokens_per_s_per_gpu));
+      }
+      total += sum / static_cast<double>(runs.size());
     }
-    sum += std::fabs(std::log(r.predicted_tokens_per_s_per_gpu / r.run->measured_tokens_per_s_per_gpu));
+    return by_source_.empty() ? 0 : total / static_cast<double>(by_source_.size());
   }
-  double total = 0;
-  for (const auto& [source, v] : per_source)
-    total += v.first / static_cast<double>(v.second);
-  return per_source.empty() ? 0 : total / static_cast<double>(per_source.size());
+
+  double Penalty(const EfficiencyParams& p) const {
+    double sum = 0;
+    for (const FitParam& f : params_) {
+      const double z = (p.*(f.info.field) - f.prior) / Scale(f.info);
+      sum += z * z;
+    }
+    return params_.empty() ? 0 : regularization_ * sum / static_cast<double>(params_.size());
+  }
+
+  double operator()(const EfficiencyParams& p) { return Error(p) + Penalty(p); }
+  const std::vector<FitParam>& params() const { return params_; }
+
+ private:
+  RunSet& set_;
+  std::vector<std::vector<size_t>> by_source_;  // run indices
+  std::vector<FitParam> params_;
+  double regularization_;
+};
+
+// Coordinate descent from `p`: each parameter in turn moves to the best of
+// kGrid steps either side (within its bounds) when that lowers the
+// objective; the step, in units of Scale, starts at 1 and shrinks only
+// after a whole pass without a move, until it is below the tolerance or the
+// passes run out. Deterministic: the same start gives the same result.
+FamilySearch Search(FamilyObjective& objective, EfficiencyParams& p, const CalibrateOptions& options) {
+  FamilySearch s;
+  double best = objective(p);
+  double step = 1;
+  while (s.passes < options.sweeps && step >= options.tolerance) {
+    ++s.passes;
+    bool moved = false;
+    for (const FitParam& f : objective.params()) {
+      double& value = p.*(f.info.field);
+      const double current = value;
+      double chosen = current;
+      for (int k = -kGrid; k <= kGrid; ++k) {
+        const double candidate = std::clamp(current + k * step * Scale(f.info), f.info.min, f.info.max);
+        if (std::fabs(candidate - current) < 1e-15)
+          continue;
+        value = candidate;
+        const double v = objective(p);
+        if (v < best - kMinGain) {
+          best = v;
+          chosen = candidate;
+          moved = true;
+        }
+      }
+      value = chosen;
+    }
+    if (!moved)
+      step /= kNarrow;
+  }
+  s.converged = step < options.tolerance;
+  s.error = objective.Error(p);
+  s.penalty = objective.Penalty(p);
+  return s;
+}
+
+std::vector<std::string> SourcesOf(const TrainingRunSet& runs) {
+  std::vector<std::string> sources;
+  for (const TrainingRun& r : runs.runs) {
+    if (!Contains(sources, r.source))
+      sources.push_back(r.source);
+  }
+  return sources;
+}
+
+Status CheckOptions(const CalibrateOptions& options, const std::vector<std::string>& sources) {
+  if (options.sweeps < 1 || options.sweeps > 1000)
+    return InvalidArgumentError("calibrate: sweeps must be in [1, 1000]");
+  if (!(options.regularization >= 0) || !std::isfinite(options.regularization))
+    return InvalidArgumentError("calibrate: regularization must be a finite number >= 0");
+  if (!(options.tolerance > 0))
+    return InvalidArgumentError("calibrate: tolerance must be > 0");
+  const auto infos = EfficiencyParamInfos();
+  for (const std::string& name : options.fixed) {
+    if (std::none_of(infos.begin(), infos.end(), [&](const EfficiencyParamInfo& i) { return name == i.name; }))
+      return InvalidArgumentError("calibrate: '" + name + "' is not an efficiency parameter");
+  }
+  for (const std::string& source : options.hold_out) {
+    if (!Contains(sources, source)) {
+      return InvalidArgumentError("calibrate: no run has source '" + source +
+                                  "' to hold out (sources: " + base::Join(sources, ", ") + ")");
+    }
+  }
+  if (std::all_of(sources.begin(), sources.end(), [&](const std::string& s) { return Contains(options.hold_out, s); }))
+    return InvalidArgumentError("calibrate: every source is held out, nothing is left to fit");
+  return Status::Ok();
+}
+
+const EfficiencyParams* FindFamily(const EfficiencyDb& db, const std::string& family) {
+  for (const EfficiencyParams& p : db.families()) {
+    if (p.family == family)
+      return &p;
+  }
+  return nullptr;
+}
+
+// Copies what the operator profiles measured (`fitted`, FitOperatorProfiles'
+// table) into `table`, except options.fixed: the parameters and each fitted
+// vector kernel.
+void ApplyOperatorFits(const std::vector<OperatorFamilyFit>& fits, const EfficiencyDb& fitted,
+                       const std::vector<std::string>& fixed, EfficiencyDb& table) {
+  for (const OperatorFamilyFit& f : fits) {
+    EfficiencyParams* p = table.Mutable(f.family);
+    const EfficiencyParams* q = FindFamily(fitted, f.family);
+    if (p == nullptr || q == nullptr)
+      continue;
+    for (const EfficiencyParamInfo& info : EfficiencyParamInfos()) {
+      if (Contains(f.fitted, info.name) && !Contains(fixed, info.name))
+        (*p).*info.field = (*q).*info.field;
+    }
+    for (const VectorKernelFit& k : f.kernels)
+      p->vector_kernels[static_cast<size_t>(k.kernel)] = k.params;
+  }
+}
+
+// What the fit does with one family and the runs it is fitted to.
+struct FamilyPlan {
+  std::string family;
+  std::vector<std::vector<size_t>> by_source;  // runs to fit, by source
+  std::vector<std::string> by_operators;       // parameters the profiles measured
+  size_t runs = 0;
+};
+
+// Every family with runs, in first-appearance order, with its runs to fit
+// (`train`) grouped by source.
+std::vector<FamilyPlan> PlanFamilies(const RunSet& set, const std::vector<bool>& train,
+                                     const std::vector<OperatorFamilyFit>& operator_fits) {
+  std::vector<FamilyPlan> plans;
+  std::map<std::pair<std::string, std::string>, size_t> groups;  // (family, source) -> by_source index
+  for (size_t i = 0; i < set.size(); ++i) {
+    const std::string& family = set.family(i);
+    if (family.empty())
+      continue;
+    auto plan = std::find_if(plans.begin(), plans.end(), [&](const FamilyPlan& p) { return p.family == family; });
+    if (plan == plans.end()) {
+      plans.push_back({family, {}, {}, 0});
+      plan = plans.end() - 1;
+      for (const OperatorFamilyFit& f : operator_fits) {
+        if (f.family == family)
+          plan->by_operators = f.fitted;
+      }
+    }
+    if (!train[i])
+      continue;
+    const auto [group, added] = groups.try_emplace({family, set.run(i).source}, plan->by_source.size());
+    if (added)
+      plan->by_source.emplace_back();
+    plan->by_source[group->second].push_back(i);
+    ++plan->runs;
+  }
+  return plans;
+}
+
+// Fits one family of `result.fitted` from `prior` (its parameters outside
+// options.fixed and the profiles' start from the prior's values) and
+// records each parameter's move.
+void FitFamily(const FamilyPlan& plan, const EfficiencyParams& prior, RunSet& set, const CalibrateOptions& options,
+               CalibrationResult& result) {
+  EfficiencyParams& p = *result.fitted.Mutable(plan.family);
+  std::vector<FitParam> params;
+  std::vector<std::string> how;
+  for (const EfficiencyParamInfo& info : EfficiencyParamInfos()) {
+    if (Contains(options.fixed, info.name)) {
+      how.emplace_back("fixed");
+    } else if (Contains(plan.by_operators, info.name)) {
+      how.emplace_back("operators");
+    } else {
+      how.emplace_back(plan.runs > 0 ? "runs" : "prior");
+      p.*info.field = std::clamp(prior.*info.field, info.min, info.max);
+      if (plan.runs > 0)
+        params.push_back({info, p.*info.field});
+    }
+  }
+  if (plan.runs > 0) {
+    FamilyObjective objective(set, plan.by_source, params, options.regularization);
+    result.searches.push_back(Search(objective, p, options));
+    result.searches.back().family = plan.family;
+    result.searches.back().runs = plan.runs;
+    result.families.push_back(plan.family);
+  }
+  size_t k = 0;
+  for (const EfficiencyParamInfo& info : EfficiencyParamInfos()) {
+    const double from = prior.*info.field, to = p.*info.field;
+    result.parameters.push_back({plan.family, info.name, from, to, (to - from) / Scale(info), how[k++]});
+  }
+}
+
+std::string SourceText(const FamilyPlan& plan, const CalibrateOptions& options) {
+  std::string text = "fitted by mfu calibrate to " + std::to_string(plan.runs) + " measured runs";
+  if (!options.hold_out.empty())
+    text += " (held out: " + base::Join(options.hold_out, ", ") + ")";
+  if (!plan.by_operators.empty())
+    text += "; " + base::Join(plan.by_operators, ", ") + " from operator profiles";
+  return text;
+}
+
+// `report`'s runs whose source is in `sources` (`in`) or not, pooled.
+SourceAccuracy Pool(const AccuracyReport& report, const std::vector<std::string>& sources, bool in, const char* name) {
+  std::vector<const RunPrediction*> runs;
+  for (const RunPrediction& r : report.runs) {
+    if (Contains(sources, r.run->source) == in)
+      runs.push_back(&r);
+  }
+  SourceAccuracy a;
+  a.source = name;
+  Summarize(runs, a);
+  return a;
 }
 
 }  // namespace
@@ -225,72 +481,35 @@ StatusOr<CalibrationResult> Calibrate(const TrainingRunSet& runs, const Hardware
                                       const EfficiencyDb& start, const CalibrateOptions& options) {
   if (runs.runs.empty())
     return InvalidArgumentError("calibrate: no usable runs");
-  if (options.sweeps < 1 || options.sweeps > 100)
-    return InvalidArgumentError("calibrate: sweeps must be in [1, 100]");
-  for (const std::string& name : options.fixed) {
-    const auto infos = EfficiencyParamInfos();
-    if (std::none_of(infos.begin(), infos.end(), [&](const EfficiencyParamInfo& i) { return name == i.name; }))
-      return InvalidArgumentError("calibrate: '" + name + "' is not an efficiency parameter");
-  }
+  MFU_RETURN_IF_ERROR(CheckOptions(options, SourcesOf(runs)));
+  const EfficiencyDb& prior = options.prior != nullptr ? *options.prior : start;
   MFU_ASSIGN_OR_RETURN(RunSet set, RunSet::Prepare(runs, hw, clusters, start));
   CalibrationResult result;
   result.fitted = start;
   result.before = set.Evaluate(start);
-  std::map<std::string, std::vector<std::string>> fixed_by_family;
   if (options.operators != nullptr) {
-    MFU_ASSIGN_OR_RETURN(result.operator_fits, FitOperatorProfiles(*options.operators, hw, clusters, result.fitted));
-    for (const OperatorFamilyFit& f : result.operator_fits)
-      fixed_by_family[f.family] = f.fitted;
+    EfficiencyDb measured = prior;
+    MFU_ASSIGN_OR_RETURN(result.operator_fits, FitOperatorProfiles(*options.operators, hw, clusters, measured));
+    ApplyOperatorFits(result.operator_fits, measured, options.fixed, result.fitted);
   }
-  // Each run's family, by position.
-  std::vector<std::string> families;
-  for (const RunPrediction& r : result.before.runs) {
-    StatusOr<const Accelerator*> gpu = hw.Find(r.run->accelerator);
-    families.push_back(gpu.ok() ? start.For((*gpu)->id).family : "");
-    if (gpu.ok() &&
-        std::find(result.families.begin(), result.families.end(), families.back()) == result.families.end()) {
-      result.families.push_back(families.back());
-    }
-  }
-  const auto infos = EfficiencyParamInfos();
-  for (const std::string& family : result.families) {
-    EfficiencyParams* p = result.fitted.Mutable(family);
+  std::vector<bool> train(set.size());
+  for (size_t i = 0; i < set.size(); ++i)
+    train[i] = !Contains(options.hold_out, set.run(i).source);
+  for (const FamilyPlan& plan : PlanFamilies(set, train, result.operator_fits)) {
+    EfficiencyParams* p = result.fitted.Mutable(plan.family);
     if (p == nullptr)
       continue;
-    double best = Objective(set.Evaluate(result.fitted), family, families);
-    for (int sweep = 0; sweep < options.sweeps; ++sweep) {
-      // Search each parameter over a grid around its value that narrows with
-      // every sweep, keeping the best (the others fixed).
-      const double width = 0.5 / static_cast<double>(1 << sweep);
-      for (const EfficiencyParamInfo& info : infos) {
-        const std::vector<std::string>& by_profile = fixed_by_family[family];
-        if (std::find(options.fixed.begin(), options.fixed.end(), info.name) != options.fixed.end() ||
-            std::find(by_profile.begin(), by_profile.end(), info.name) != by_profile.end()) {
-          continue;
-        }
-        const double current = (*p).*info.field;
-        const double range = (info.max - info.min) * width;
-        double chosen = current;
-        for (int k = -8; k <= 8; ++k) {
-          const double candidate = std::clamp(current + range * k / 8.0, info.min, info.max);
-          if (std::fabs(candidate - chosen) < 1e-15)
-            continue;
-          (*p).*info.field = candidate;
-          const double value = Objective(set.Evaluate(result.fitted), family, families);
-          if (value < best - 1e-12) {
-            best = value;
-            chosen = candidate;
-          }
-        }
-        (*p).*info.field = chosen;
-      }
-    }
-    p->source = "fitted by mfu calibrate to " + std::to_string(std::count(families.begin(), families.end(), family)) +
-                " measured runs";
-    if (!fixed_by_family[family].empty())
-      p->source += "; " + base::Join(fixed_by_family[family], ", ") + " from operator profiles";
+    const EfficiencyParams* from = FindFamily(prior, plan.family);
+    const EfficiencyParams own = *p;  // a family the prior lacks starts from its own values
+    FitFamily(plan, from != nullptr ? *from : own, set, options, result);
+    if (plan.runs > 0)
+      p->source = SourceText(plan, options);
   }
   result.after = set.Evaluate(result.fitted);
+  if (!options.hold_out.empty()) {
+    result.held_out = Pool(result.after, options.hold_out, true, "held out");
+    result.fitted_on = Pool(result.after, options.hold_out, false, "fitted");
+  }
   return result;
 }
 

@@ -627,4 +627,23 @@ TEST(CliFramework, ProfilesOptionsAndValidationNotes) {
   EXPECT_EQ(nlohmann::json::parse(unfused.out)["setup"]["framework"]["attention"], "unfused");
 }
 
+// mfu calibrate --hold-out / --cross-validate (issue 10): bad combinations
+// and values are one-line usage errors; the held-out source is reported apart.
+TEST(CliCalibrate, HoldOutCrossValidateAndBadFlags) {
+  const std::string runs = SourcePath("tests/data/training-runs-calibration.csv");
+  ExpectOneLineError(RunMfu({"calibrate", runs, "--hold-out", "nemo"}), 2, "(sources: narayanan2021, ");
+  ExpectOneLineError(RunMfu({"calibrate", runs, "--hold-out", "vtrain", "--cross-validate"}), 2, "--hold-out");
+  ExpectOneLineError(RunMfu({"calibrate", runs, "--regularization", "-1"}), 2, "--regularization");
+  ExpectOneLineError(RunMfu({"calibrate", runs, "--regularization", "nan"}), 2, "--regularization");
+  Result held = RunMfu({"calibrate", runs, "--hold-out", "vtrain", "--sweeps", "2", "--json"});
+  ASSERT_EQ(held.exit_code, 0) << held.err;
+  auto j = nlohmann::json::parse(held.out);
+  EXPECT_EQ(j["held_out"]["runs"], 54);
+  EXPECT_EQ(j["fitted_on"]["runs"], 253 - 54);
+  EXPECT_FALSE(j["parameters"].empty());
+  Result cv = RunMfu({"calibrate", runs, "--cross-validate", "--sweeps", "2"});
+  ASSERT_EQ(cv.exit_code, 0) << cv.err;
+  EXPECT_NE(cv.out.find("mean over sources"), std::string::npos) << cv.out;
+}
+
 }  // namespace
