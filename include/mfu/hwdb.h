@@ -52,6 +52,10 @@ struct Accelerator {
   double l2_mb = 0;
   int sm_count = 0;
   double boost_clock_mhz = 0;
+  // Sustained / boost tensor clock of a power-capped part (0: not capped,
+  // the datasheet clock). The datasheet peaks stay the MFU denominator; the
+  // performance model runs compute at peak x this.
+  double power_cap_clock_fraction = 0;
   double tdp_w = 0;
   std::string scaleup_interconnect;
   double scaleup_bw_per_direction_gbs = 0;

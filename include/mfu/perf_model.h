@@ -52,7 +52,6 @@ struct EfficiencyParams {
   // the share that actually hides (SM and memory contention lose the rest).
   double overlap_efficiency = 0.8;
   double kernel_overhead_us = 4;   // idle gap per kernel (launch, sync), microseconds
-  double clock_fraction = 1;       // sustained / boost clock under the part's power cap
   double memory_reserved_gib = 3;  // CUDA context, NCCL buffers, allocator slack
   std::string source;
   // What the family's predictions were checked against
@@ -65,7 +64,7 @@ struct EfficiencyParams {
   VectorKernelTable vector_kernels;
 };
 
-inline constexpr size_t kNumEfficiencyParams = 15;  // the fitted ones (not memory_reserved_gib)
+inline constexpr size_t kNumEfficiencyParams = 14;  // the fitted ones (not memory_reserved_gib)
 // name, pointer-to-member, and the bounds calibration keeps it in.
 struct EfficiencyParamInfo {
   const char* name;
@@ -79,6 +78,10 @@ class EfficiencyDb {
  public:
   // data/efficiency/efficiency.csv, then data/efficiency/vector_kernels.csv.
   static StatusOr<EfficiencyDb> LoadBuiltin();
+  // The built-in tables with data/efficiency/kernel_grounded.csv's values:
+  // each family's parameters from kernel figures alone, before any fit to
+  // measured runs (what `mfu calibrate` starts from and pulls towards).
+  static StatusOr<EfficiencyDb> LoadBuiltinPrior();
   // CSV with the columns of data/efficiency/efficiency.csv; rows replace
   // families of the same name. A table with a `kernel` column is a vector
   // kernel table instead (the columns of data/efficiency/vector_kernels.csv):
@@ -265,7 +268,7 @@ class PerfModel {
 // shape's efficiency (matmul_peak_fraction x prod d / (d + matmul_half_dim))
 // and 16-bit operand traffic at vector_bw_fraction of HBM bandwidth.
 // FP8/FP4 operands are 1 / 0.5 bytes; the peak is the dtype's (16-bit where
-// the device has none) times clock_fraction.
+// the device has none) times the part's power-cap clock fraction.
 double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k);
 // The large-GEMM fraction of `dtype`'s dense peak: fp8_matmul_peak_fraction,
 // fp4_matmul_peak_fraction, else matmul_peak_fraction.
@@ -277,7 +280,8 @@ inline double GemmEfficiency(const EfficiencyParams& e, double m, double n, doub
   return GemmEfficiency(e, DType::kBf16, m, n, k);
 }
 // The dense peak a kernel of `dtype` runs against on `gpu`: the dtype's
-// peak, else the 16-bit one (bf16, then fp16), times clock_fraction; 0 when
+// peak, else the 16-bit one (bf16, then fp16), times the accelerator's
+// power_cap_clock_fraction (hwdb.h); 0 when
 // the device has none.
 double ComputePeakFlops(const Accelerator& gpu, const EfficiencyParams& e, DType dtype);
 

@@ -249,7 +249,8 @@ class CalibrateCommand final : public Command {
         ->allow_extra_args(false);
     app.add_option("--prior", prior_files_,
                    "The values the fit starts from and is pulled towards: the built-in tables overridden by this "
-                   "efficiency or vector kernel CSV (repeatable) [default: the built-in tables]")
+                   "efficiency or vector kernel CSV (repeatable) [default: the built-in kernel-grounded values, "
+                   "data/efficiency/kernel_grounded.csv]")
         ->allow_extra_args(false);
     app.add_option("--regularization", options_.regularization,
                    "Pull towards the prior: adds this x the mean over fitted parameters of ((value - prior) / "
@@ -280,7 +281,7 @@ class CalibrateCommand final : public Command {
     if (!cluster_file_.empty())
       MFU_RETURN_IF_ERROR(clusters.AddFile(cluster_file_));
     MFU_ASSIGN_OR_RETURN(EfficiencyDb start, LoadTables(efficiency_files_));
-    MFU_ASSIGN_OR_RETURN(EfficiencyDb prior, LoadTables(prior_files_));
+    MFU_ASSIGN_OR_RETURN(EfficiencyDb prior, LoadTables(prior_files_, /*prior=*/true));
     if (runs.runs.empty())
       return InvalidArgumentError(runs_path_ + ": no usable runs (" + std::to_string(runs.skipped.size()) +
                                   " skipped)");
@@ -326,8 +327,8 @@ class CalibrateCommand final : public Command {
   }
 
   // The built-in tables overridden by `files`.
-  static StatusOr<EfficiencyDb> LoadTables(const std::vector<std::string>& files) {
-    MFU_ASSIGN_OR_RETURN(EfficiencyDb db, EfficiencyDb::LoadBuiltin());
+  static StatusOr<EfficiencyDb> LoadTables(const std::vector<std::string>& files, bool prior = false) {
+    MFU_ASSIGN_OR_RETURN(EfficiencyDb db, prior ? EfficiencyDb::LoadBuiltinPrior() : EfficiencyDb::LoadBuiltin());
     for (const std::string& file : files)
       MFU_RETURN_IF_ERROR(db.AddFile(file));
     return db;

@@ -82,6 +82,7 @@ const ColumnSpec kColumns[] = {
     Count("sm_or_cu_count", &Accelerator::sm_count),
     Number("boost_clock_mhz", &Accelerator::boost_clock_mhz),
     Number("tdp_w", &Accelerator::tdp_w),
+    Number("power_cap_clock_fraction", &Accelerator::power_cap_clock_fraction),
     Text("scaleup_interconnect", &Accelerator::scaleup_interconnect),
     Number("scaleup_bw_per_direction_gbs", &Accelerator::scaleup_bw_per_direction_gbs),
     Number("scaleup_bw_total_bidir_gbs", &Accelerator::scaleup_bw_bidir_gbs),

@@ -84,7 +84,6 @@ std::array<EfficiencyParamInfo, kNumEfficiencyParams> EfficiencyParamInfos() {
       {"scaleout_bw_fraction", &EfficiencyParams::scaleout_bw_fraction, 0.1, 0.98},
       {"overlap_efficiency", &EfficiencyParams::overlap_efficiency, 0, 1},
       {"kernel_overhead_us", &EfficiencyParams::kernel_overhead_us, 0, 100},
-      {"clock_fraction", &EfficiencyParams::clock_fraction, 0.3, 1},
   }};
 }
 
@@ -118,6 +117,17 @@ StatusOr<EfficiencyDb> EfficiencyDb::LoadBuiltin() {
       }
     }
   }
+  return db;
+}
+
+StatusOr<EfficiencyDb> EfficiencyDb::LoadBuiltinPrior() {
+  MFU_ASSIGN_OR_RETURN(EfficiencyDb db, LoadBuiltin());
+  const base::EmbeddedFile* prior = FindBuiltin("efficiency/kernel_grounded.csv");
+  if (prior == nullptr)
+    return InternalError("built-in kernel-grounded table missing from the binary");
+  Status s = db.AddCsv(prior->bytes, "data/efficiency/kernel_grounded.csv");
+  if (!s.ok())
+    return InternalError("built-in kernel-grounded table is invalid: " + s.message());
   return db;
 }
 

@@ -579,8 +579,9 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   out.hardware_flops_per_token = hardware_flops_per_token_[static_cast<size_t>(c.recompute)];
   out.tflops_per_gpu = model_flops_per_token_ * out.tokens_per_s / gpus / 1e12;
   // MFU against the datasheet dense peak, whatever the sustained clock.
-  EfficiencyParams nominal;
-  const double nominal_peak = ComputePeakFlops(gpu, nominal, c.precision);
+  double nominal_peak = gpu.peak_flops(c.precision);
+  if (!(nominal_peak > 0))
+    nominal_peak = gpu.peak_flops(DType::kBf16) > 0 ? gpu.peak_flops(DType::kBf16) : gpu.peak_flops(DType::kFp16);
   out.peak_flops = nominal_peak;
   out.mfu = model_flops_per_token_ * out.tokens_per_s / gpus / nominal_peak;
   out.hfu = out.hardware_flops_per_token * out.tokens_per_s / gpus / nominal_peak;
@@ -638,7 +639,9 @@ double ComputePeakFlops(const Accelerator& gpu, const EfficiencyParams& e, DType
   double peak = gpu.peak_flops(dtype);
   if (!(peak > 0))
     peak = gpu.peak_flops(DType::kBf16) > 0 ? gpu.peak_flops(DType::kBf16) : gpu.peak_flops(DType::kFp16);
-  return peak > 0 ? peak * e.clock_fraction : 0;
+  (void)e;
+  const double clock = gpu.power_cap_clock_fraction > 0 ? gpu.power_cap_clock_fraction : 1.0;
+  return peak > 0 ? peak * clock : 0;
 }
 
 double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k) {

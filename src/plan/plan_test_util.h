@@ -32,7 +32,6 @@ inline EfficiencyParams TestEfficiency() {
   e.attention_bwd_fraction = 0.4;
   e.attention_bwd_half_seq = 400;
   e.attention_fa2_ratio = 0.6;
-  e.clock_fraction = 1;
   e.vector_bw_fraction = 0.7;
   e.scaleup_bw_fraction = 0.75;
   e.scaleout_bw_fraction = 0.75;

@@ -199,7 +199,7 @@ struct GpuMapping {
 };
 
 // The torchtitan H100 is a 96 GB HBM2e part at 500 W (its own hardware row,
-// with the hopper-500w efficiency family's sustained clock).
+// with its power-cap clock fraction in data/hardware).
 // vTrain does not state the A100's memory size; 80 GB is assumed.
 constexpr GpuMapping kGpuMappings[] = {
     {"selene", "80gb", "a100-sxm4-80gb", "selene"},
