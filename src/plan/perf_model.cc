@@ -360,13 +360,17 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   double expert_s = 0;
   const double imbalance = m.is_moe() ? c.moe_imbalance : 1.0;
   if (expert_flops_ > 0) {
-    // The EP group keeps every GPU's work at its own tokens x top-k (x the
-    // imbalance on the busiest rank); each local expert sees tokens x topk x
-    // ep / E rows: a grouped GEMM whose rows shrink as experts multiply.
+    // The tp ranks that share a micro-batch split its routed tokens (the
+    // dispatcher works on the sequence-parallel shard), so each GPU does
+    // tokens / tp of the expert work (x the imbalance on the busiest rank).
+    // An expert's rows come from the whole job over its expert-DP replicas:
+    // tokens x topk x ep x etp / (tp x E) per etp-sharded copy, each
+    // expert_ffn / etp wide: a grouped GEMM whose rows shrink as experts
+    // multiply.
     const double experts = static_cast<double>(m.moe.num_experts);
-    const double rows = std::max(1.0, imbalance * tokens * static_cast<double>(m.moe.top_k) * ep / experts);
-    expert_s =
-        gemm_time(imbalance * tokens * expert_flops_ / etp, rows, static_cast<double>(m.moe.expert_ffn) / etp, h);
+    const double rows =
+        std::max(1.0, imbalance * tokens * static_cast<double>(m.moe.top_k) * ep * etp / (tp * experts));
+    expert_s = gemm_time(imbalance * tokens * expert_flops_ / tp, rows, static_cast<double>(m.moe.expert_ffn) / etp, h);
   }
   const double shared_s = gemm_time(tokens * shared_flops_ / tp, tokens,
                                     static_cast<double>(std::max<int64_t>(m.moe.shared_ffn, 1)) / tp, h);
@@ -404,7 +408,7 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   vec.dense_act_rows = tokens;
   vec.dense_act_width = mlp_width / tp;
   if (m.is_moe()) {
-    vec.expert_act_rows = imbalance * tokens * static_cast<double>(m.moe.top_k);
+    vec.expert_act_rows = imbalance * tokens * static_cast<double>(m.moe.top_k) * etp / tp;
     vec.expert_act_width = static_cast<double>(m.moe.expert_ffn) / etp;
     vec.moe_share = moe_layer_share_;
   }
@@ -587,7 +591,7 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   out.hfu = out.hardware_flops_per_token * out.tokens_per_s / gpus / nominal_peak;
   out.matrix_flops_per_step =
       mb * tokens *
-      (layers_per_stage * 3 * (attn_proj_flops_ / tp + mlp_flops_ / tp + expert_flops_ / etp + shared_flops_ / tp) +
+      (layers_per_stage * 3 * (attn_proj_flops_ / tp + mlp_flops_ / tp + expert_flops_ / tp + shared_flops_ / tp) +
        layers_per_stage * (1 + kAttentionBackward) * attn_core_flops_ / tp + 3 * lm_head_flops_ / tp);
 
   // --- memory per GPU ---
