@@ -43,6 +43,7 @@ std::unique_ptr<Command> MakeTraceCommand();
 std::unique_ptr<Command> MakePredictCommand();
 std::unique_ptr<Command> MakePlanCommand();
 std::unique_ptr<Command> MakeCalibrateCommand();
+std::unique_ptr<Command> MakeKernelsCommand();
 std::unique_ptr<Command> MakeInferCommand();
 
 // `mfu help [command]`: prints the help of `topic` (or of `app` when empty),

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   commands.push_back(mfu::cli::MakePredictCommand());
   commands.push_back(mfu::cli::MakePlanCommand());
   commands.push_back(mfu::cli::MakeCalibrateCommand());
+  commands.push_back(mfu::cli::MakeKernelsCommand());
   commands.push_back(mfu::cli::MakeInferCommand());
   commands.push_back(mfu::cli::MakeHwCommand());
   commands.push_back(mfu::cli::MakeModelsCommand());
