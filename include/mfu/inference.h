@@ -6,20 +6,64 @@
 // roofline and efficiency parameters as the training model (perf_model.h);
 // memory budget and KV capacity; throughput of a workload at the largest
 // batch that fits; speculative decoding; and the MFU/MBU a measured
-// throughput implies. Formulas: docs/infer.md.
+// throughput implies. A workload is served the way the serving framework
+// schedules it (continuous batching: rounds of decode tokens and prompt
+// tokens, ServingSchedule). Formulas: docs/infer.md.
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mfu/cluster.h"
 #include "mfu/flops.h"
+#include "mfu/framework.h"
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
 #include "mfu/perf_model.h"
 #include "mfu/status.h"
 
 namespace mfu {
+
+// How a serving engine mixes prompts and decode tokens in its forward
+// passes (continuous batching). ServingDefaultsFor() gives a framework's.
+struct ServingSchedule {
+  // Tokens one forward pass may carry, decode and prompt tokens together
+  // (TensorRT-LLM max_num_tokens, vLLM max_num_batched_tokens, SGLang
+  // chunked_prefill_size). A prompt that runs whole may exceed it (an engine
+  // must be built to hold its longest prompt).
+  double token_budget = 8192;
+  // Prompts are split into chunks that fill what the decode tokens leave of
+  // the budget; false: each prompt runs whole in one pass (as many whole
+  // prompts as the budget holds).
+  bool chunked_prefill = false;
+  // Prompt tokens share forward passes with the running batch's decode
+  // tokens (TensorRT-LLM in-flight batching, vLLM); false: prefill passes
+  // alternate with decode passes (SGLang without --enable-mixed-chunk).
+  bool mixed = true;
+};
+
+// A serving framework's defaults on an accelerator.
+struct ServingDefaults {
+  ServingSchedule schedule;
+  double max_batch = 2048;  // concurrent requests the engine admits
+};
+// The defaults of the serving profile `framework` (tensorrt-llm, vllm,
+// sglang; another serving profile gets tensorrt-llm's) on `gpu`; where a
+// framework sizes them by the GPU's memory, so do they. kInvalidArgument
+// when `framework` is not a serving profile. Each value cites the
+// framework's code in inference.cc.
+StatusOr<ServingDefaults> ServingDefaultsFor(const FrameworkProfile& framework, const Accelerator& gpu);
+
+// Whether inference predictions have been checked against measurements on
+// accelerator `accelerator_id` (an hwdb id) with `framework`: only
+// TensorRT-LLM on H100 SXM has (tests/data/trtllm_h100_throughput.csv).
+// `note` is empty when validated, else one line saying what is not.
+struct InferenceValidity {
+  bool validated = false;
+  std::string note;
+};
+InferenceValidity InferenceValidation(std::string_view accelerator_id, std::string_view framework = "tensorrt-llm");
 
 struct InferenceSetup {
   const ModelSpec* model = nullptr;
@@ -33,6 +77,11 @@ struct InferenceSetup {
   MlaMode mla = MlaMode::kAbsorbed;  // decode attention over the latent (prefill is always naive)
   Convention convention = Convention::kMegatron;
   EfficiencyParams efficiency;
+  // The serving framework: its prefill attention kernel and whether the
+  // residual add runs inside the norm (framework.h). Default-constructed:
+  // the family's best kernel, unfused norms.
+  FrameworkProfile framework;
+  ServingSchedule schedule;
   double max_batch = 2048;  // the engine's batch cap (TensorRT-LLM's default max_batch_size)
 };
 
@@ -64,15 +113,21 @@ struct InferenceMemory {
 };
 
 // A workload of requests with fixed input and output lengths served at a
-// steady concurrency (continuous batching, infinite request rate).
+// steady concurrency (continuous batching, infinite request rate), in the
+// steady state of the schedule: rounds of `decode_batch` decode tokens, a
+// share `prefill_round_share` of which also carry `prefill_tokens` prompt
+// tokens (in the same pass when mixed, in a pass of their own otherwise).
 struct WorkloadResult {
   double batch = 0;  // concurrent requests (pp micro-batches of batch/pp with pipeline parallelism)
   double output_tokens_per_s = 0;
-  double ttft_s = 0;         // prefill of one request alone (no queueing)
-  double tpot_s = 0;         // decode step time at this batch and the mean context
-  double mfu = 0;            // model FLOPs of the whole workload / (time x GPUs x peak)
-  double mbu = 0;            // bytes moved / (time x GPUs x HBM bandwidth)
-  std::string batch_reason;  // "KV capacity", "engine cap", "given"
+  double ttft_s = 0;               // the rounds that carry one request's prompt, in the steady state (no queueing)
+  double tpot_s = 0;               // the mean round a decoding request waits for, prompt work included
+  double mfu = 0;                  // model FLOPs of the whole workload / (time x GPUs x peak)
+  double mbu = 0;                  // bytes moved / (time x GPUs x HBM bandwidth)
+  std::string batch_reason;        // "KV capacity", "engine cap", "given"
+  double decode_batch = 0;         // requests decoding in a round (whole replica; < batch when the budget binds)
+  double prefill_tokens = 0;       // prompt tokens in a round that carries prefill (per micro-batch)
+  double prefill_round_share = 0;  // share of rounds that carry prompt tokens (0-1)
 };
 
 // A mix of request shapes (e.g. a serving benchmark's table): each pair is
@@ -137,9 +192,20 @@ class InferenceModel {
   // One decode step: `batch` sequences, each `positions` new tokens (1, or
   // k+1 when verifying drafts) attending to `context` cached tokens.
   StepCost Decode(double batch, double context, double positions = 1) const;
+  // One forward pass of continuous batching: `decode_batch` sequences each
+  // decoding one token at `context` cached tokens, plus `prompts`
+  // sequences (may be fractional: a mean over rounds) of `prompt_tokens`
+  // new tokens on `prompt_cached` cached ones (a chunk of a longer prompt).
+  // The weights are read once for all of it; attention runs as the two
+  // kernels (prefill, decode) the engines launch.
+  StepCost Mixed(double decode_batch, double context, double prompts, double prompt_tokens,
+                 double prompt_cached = 0) const;
 
-  // kOutOfRange when the context exceeds the model's maximum; kNotFound
-  // when the weights leave no room for one request's KV cache.
+  // The steady state of setup().schedule at `batch` concurrent requests (0:
+  // the largest that fits the KV cache, capped at max_batch). kOutOfRange
+  // when the context exceeds the model's maximum; kNotFound when the
+  // weights leave no room for one request's KV cache (or `batch` does not
+  // fit); kInvalidArgument for lengths below 1 or a token budget below 1.
   StatusOr<WorkloadResult> Workload(double input_len, double output_len, double batch = 0) const;
   // Workload() per pair, and the mix; kInvalidArgument for an empty mix or
   // a request count that is not positive.
@@ -158,10 +224,14 @@ class InferenceModel {
 
  private:
   InferenceModel() = default;
+  struct Segment;  // one kind of tokens in a pass (inference.cc)
+  StepCost Step(const std::vector<Segment>& segments) const;
   Status CheckContext(double tokens) const;
   InferenceSetup setup_;
-  double peak_ = 0;  // dense FLOP/s of the GEMM dtype
-  double hbm_ = 0;   // achievable bytes/s (vector_bw_fraction of HBM)
+  double peak_ = 0;          // dense FLOP/s of the GEMM dtype (the MFU denominator)
+  double compute_peak_ = 0;  // what its kernels run against (ComputePeakFlops: a power cap lowers it)
+  DType compute_dtype_ = DType::kBf16;
+  double hbm_ = 0;  // achievable bytes/s (vector_bw_fraction of HBM)
   // Parameters per layer (FLOPs come from the FLOPs model per step).
   double dense_params_ = 0;        // per layer average: projections, dense MLP, shared experts, router
   double expert_params_each_ = 0;  // one routed expert (MoE layers' average share)

@@ -19,6 +19,7 @@
 #include "cli/model_flags.h"
 #include "cli/output.h"
 #include "mfu/cluster.h"
+#include "mfu/framework.h"
 #include "mfu/inference.h"
 #include "report/table.h"
 
@@ -49,7 +50,20 @@ class InferCommand final : public Command {
         "Request shapes, each at its largest batch, and their mix: I:O[:N],... (I input and O output tokens, "
         "N requests, a weight, default 1) or a CSV with input_len, output_len[, requests]");
     app.add_option("--batch,-b", batch_, "Concurrent requests [default: the largest that fits the KV cache]");
-    app.add_option("--max-batch", max_batch_, "The engine's batch cap")->capture_default_str();
+    app.add_option("--framework", framework_,
+                   "Serving framework (data/frameworks/frameworks.csv: tensorrt-llm, vllm, sglang): attention kernel, "
+                   "how prompts and decode share forward passes, batch cap")
+        ->capture_default_str();
+    app.add_option("--framework-file", framework_files_, "CSV adding or changing framework profiles; repeatable")
+        ->allow_extra_args(false);
+    chunked_option_ = app.add_option(
+        "--chunked-prefill", chunked_prefill_,
+        "Split prompts into chunks filling a TOKENS budget per forward pass with the decode tokens; 0: prompts whole "
+        "[default: the framework's: off for tensorrt-llm, 8192 for vllm and sglang on an H100]");
+    max_batch_option_ = app.add_option(
+        "--max-batch", max_batch_,
+        "The engine's batch cap [default: the framework's: tensorrt-llm 2048, vllm 1024 (256 below 70 GB or on A100), "
+        "sglang 2048]");
     app.add_option("--mla", mla_, "MLA decode: absorbed or naive")->capture_default_str();
     app.add_option("--convention,-c", convention_, "FLOPs convention of the MFU numerator")->capture_default_str();
     app.add_option("--efficiency-file", efficiency_files_,
@@ -102,10 +116,8 @@ class InferCommand final : public Command {
       return InvalidArgumentError("--mla must be absorbed or naive");
     s.mla = mla_ == "absorbed" ? MlaMode::kAbsorbed : MlaMode::kNonAbsorbed;
     MFU_ASSIGN_OR_RETURN(s.convention, ParseConvention(convention_));
-    if (!(max_batch_ >= 1) || max_batch_ > 1e6)
-      return InvalidArgumentError("--max-batch must be in [1, 1e6]");
-    s.max_batch = max_batch_;
     s.efficiency = efficiency.For(s.gpu->id);
+    MFU_RETURN_IF_ERROR(ResolveFramework(s));
     const bool single = input_len_ != 0 || output_len_ != 0 || workload_.empty();
     if (single && (input_len_ < 1 || output_len_ < 1)) {
       return InvalidArgumentError(workload_.empty() ? "give --input-len and --output-len (each >= 1), or --workload"
@@ -196,6 +208,9 @@ class InferCommand final : public Command {
       j["output_len"] = output_len_;
       j["batch"] = w.batch;
       j["batch_reason"] = w.batch_reason;
+      j["decode_batch"] = w.decode_batch;
+      j["prefill_tokens"] = w.prefill_tokens;
+      j["prefill_round_share"] = w.prefill_round_share;
       j["output_tokens_per_s"] = w.output_tokens_per_s;
       j["ttft_s"] = w.ttft_s;
       j["tpot_s"] = w.tpot_s;
@@ -257,6 +272,7 @@ class InferCommand final : public Command {
                      spec.is_moe() ? fmt::format(", {} experts top-{}", spec.moe.num_experts, spec.moe.top_k) : "");
     o << fmt::format("hardware    {} x {} (tp {} pp {}{}), weights {}, KV cache {}\n", m.gpus(), s.gpu->id, s.tp, s.pp,
                      s.ep > 1 ? fmt::format(" ep {}", s.ep) : "", DTypeName(s.weight_dtype), DTypeName(s.kv_dtype));
+    PrintFramework(o, s);
     o << fmt::format("workload    input {} + output {} tokens per request; FLOPs convention {}\n\n", input_len_,
                      output_len_, ConventionName(s.convention));
     report::Table mt({"memory per GPU", "value"});
@@ -270,6 +286,7 @@ class InferCommand final : public Command {
                      base::FormatThousands(w.batch), w.batch_reason, report::Fixed(w.output_tokens_per_s, 0),
                      report::Fixed(w.ttft_s * 1e3, 1), report::Fixed(w.tpot_s * 1e3, 2), report::Percent(w.mfu),
                      report::Percent(w.mbu));
+    o << RoundsLine(s, w);
     o << "\ndecode at the mean context (" << base::FormatThousands(mean_context) << " tokens)\n";
     report::Table dt({"batch", "TPOT ms", "tokens/s", "MFU", "MBU", "bound"});
     for (double b : batches) {
@@ -381,6 +398,14 @@ class InferCommand final : public Command {
     j["layout"] = {{"tp", s.tp}, {"pp", s.pp}, {"ep", s.ep}};
     j["precision"] = {{"weights", DTypeName(s.weight_dtype)}, {"kv", DTypeName(s.kv_dtype)}};
     j["convention"] = ConventionName(s.convention);
+    j["framework"] = {{"name", s.framework.name},
+                      {"attention", AttentionKernelName(s.framework.attention)},
+                      {"chunked_prefill", s.schedule.chunked_prefill},
+                      {"mixed", s.schedule.mixed},
+                      {"token_budget", s.schedule.token_budget},
+                      {"max_batch", s.max_batch}};
+    const InferenceValidity v = InferenceValidation(s.gpu->id, s.framework.name);
+    j["validation"] = {{"validated", v.validated}, {"note", v.note}};
     return j;
   }
 
@@ -437,8 +462,73 @@ class InferCommand final : public Command {
     o << fmt::format("hardware    {} x {} (tp {} pp {}), weights {}, KV cache {}, KV capacity {} tokens\n", m.gpus(),
                      s.gpu->id, s.tp, s.pp, DTypeName(s.weight_dtype), DTypeName(s.kv_dtype),
                      base::FormatThousands(mem.kv_capacity_tokens));
+    PrintFramework(o, s);
     PrintMix(o, pairs, mix);
     return Status::Ok();
+  }
+
+  // --framework (a serving profile) and its scheduling defaults, with
+  // --chunked-prefill and --max-batch applied.
+  Status ResolveFramework(InferenceSetup& s) {
+    MFU_ASSIGN_OR_RETURN(frameworks_, FrameworkDb::LoadBuiltin());
+    for (const std::string& file : framework_files_)
+      MFU_RETURN_IF_ERROR(frameworks_.AddFile(file));
+    StatusOr<const FrameworkProfile*> found = frameworks_.Find(framework_);
+    if (!found.ok())
+      return InvalidArgumentError("--framework: " + found.status().message());
+    s.framework = **found;
+    StatusOr<ServingDefaults> d = ServingDefaultsFor(s.framework, *s.gpu);
+    if (!d.ok())
+      return InvalidArgumentError("--framework: " + d.status().message());
+    s.schedule = d->schedule;
+    s.max_batch = d->max_batch;
+    if (chunked_option_->count() > 0) {
+      if (chunked_prefill_ < 0 || chunked_prefill_ > 10000000)
+        return InvalidArgumentError("--chunked-prefill must be a token budget in [1, 1e7], or 0 for whole prompts");
+      s.schedule.chunked_prefill = chunked_prefill_ > 0;
+      if (chunked_prefill_ > 0)
+        s.schedule.token_budget = static_cast<double>(chunked_prefill_);
+    }
+    if (max_batch_option_->count() > 0) {
+      if (!(max_batch_ >= 1) || max_batch_ > 1e6)
+        return InvalidArgumentError("--max-batch must be in [1, 1e6]");
+      s.max_batch = max_batch_;
+    }
+    return Status::Ok();
+  }
+
+  // The framework, its schedule, and whether the prediction is validated.
+  static void PrintFramework(std::ostream& o, const InferenceSetup& s) {
+    const ServingSchedule& p = s.schedule;
+    const std::string budget = base::FormatThousands(p.token_budget);
+    std::string how;
+    if (p.mixed) {
+      how = p.chunked_prefill ? "prompt chunks fill what decode tokens leave of " + budget + " tokens per pass"
+                              : "whole prompts share passes with decode tokens, up to " + budget + " tokens";
+    } else {
+      how = (p.chunked_prefill ? "prompts in chunks of " + budget + " tokens"
+                               : "whole prompts, up to " + budget + " tokens per pass") +
+            ", in passes apart from decode";
+    }
+    o << fmt::format("framework   {} ({} attention): {}; batch cap {}\n", s.framework.name,
+                     AttentionKernelName(s.framework.attention), how, base::FormatThousands(s.max_batch));
+    const InferenceValidity v = InferenceValidation(s.gpu->id, s.framework.name);
+    if (!v.validated)
+      o << "note        " << v.note << "\n";
+  }
+
+  // The steady state's rounds: what decodes, how often prompt work joins.
+  static std::string RoundsLine(const InferenceSetup& s, const WorkloadResult& w) {
+    if (w.decode_batch <= 0)
+      return fmt::format("rounds      prompts only: {} tokens per pass\n", base::FormatThousands(w.prefill_tokens));
+    if (s.schedule.mixed) {
+      return fmt::format("rounds      {} requests decoding; {} of rounds also carry {} prompt tokens\n",
+                         base::FormatThousands(w.decode_batch), report::Percent(w.prefill_round_share),
+                         base::FormatThousands(w.prefill_tokens));
+    }
+    return fmt::format("rounds      {} requests decoding; {:.3f} prefill passes of {} tokens per decode pass\n",
+                       base::FormatThousands(w.decode_batch), w.prefill_round_share,
+                       base::FormatThousands(w.prefill_tokens));
   }
 
   static StatusOr<DType> ParsePrecision(const std::string& text, const char* flag) {
@@ -455,8 +545,12 @@ class InferCommand final : public Command {
   GpuFlags gpu_;
   std::string cluster_, weight_precision_ = "bf16", kv_precision_ = "bf16", mla_ = "absorbed", convention_ = "megatron",
                         drafter_;
-  std::vector<std::string> efficiency_files_;
-  std::string workload_;
+  std::vector<std::string> efficiency_files_, framework_files_;
+  std::string workload_, framework_ = "tensorrt-llm";
+  FrameworkDb frameworks_;
+  CLI::Option* chunked_option_ = nullptr;
+  CLI::Option* max_batch_option_ = nullptr;
+  int64_t chunked_prefill_ = 0;
   int64_t gpus_ = 0, tp_ = 1, pp_ = 1, ep_ = 1, input_len_ = 0, output_len_ = 0, batch_ = 0, draft_tokens_ = 0;
   double max_batch_ = 2048, acceptance_ = 0, measured_ = 0, measured_ttft_ = 0, measured_tpot_ = 0;
   bool json_ = false;

@@ -78,6 +78,8 @@ StatusOr<InferenceModel> InferenceModel::Create(const InferenceSetup& s) {
   p.peak_ = s.gpu->peak_flops(compute) > 0 ? s.gpu->peak_flops(compute) : s.gpu->peak_flops(DType::kFp16);
   if (!(p.peak_ > 0))
     return InvalidArgumentError("inference: " + s.gpu->id + " has no dense 16-bit peak");
+  p.compute_dtype_ = compute;
+  p.compute_peak_ = ComputePeakFlops(*s.gpu, s.efficiency, compute);
   p.hbm_ = s.gpu->memory_bw_tbps * 1e12 * s.efficiency.vector_bw_fraction;
 
   const ParamCounts params = CountParams(m);
@@ -145,15 +147,100 @@ struct Parts {
   }
 };
 
+// The fewest query rows a decode attention kernel's tensor-core tile
+// computes: Hopper's wgmma is m64, and FlashMLA's decode reaches its
+// compute-bound rate (660 TFLOP/s on H800) only from h_q x s_q >= 128, two
+// such tiles (kernel-benchmarks.csv section 2). Fewer query rows per KV
+// head (GQA groups of 4-16, one row for MHA) leave the rest of the tile
+// idle, so decode attention computes at rows / 64 of the prefill kernel's
+// rate; it stays bound by its KV reads on every GQA model.
+constexpr double kDecodeTileRows = 64;
+
+// The mean cached keys per layer of `cached` positions: sliding-window
+// layers read at most their window.
+double WindowedKeys(const ModelSpec& m, double cached) {
+  if (m.layers.empty())
+    return cached;
+  double keys = 0;
+  for (const LayerSpec& l : m.layers)
+    keys += l.window > 0 ? std::min(cached, static_cast<double>(l.window)) : cached;
+  return keys / static_cast<double>(m.layers.size());
+}
+
+// Norms, residual adds, the MLP activation of `rows` tokens in one layer:
+// the vector kernels shared with the training model (vector_kernels.h),
+// each with its floor and bandwidth.
+LayerVectorWork VectorWork(const InferenceSetup& s, double rows, double moe_share) {
+  const ModelSpec& m = *s.model;
+  const double tp = static_cast<double>(s.tp);
+  LayerVectorWork vec;
+  vec.hidden_rows = rows;
+  vec.hidden = static_cast<double>(m.hidden);
+  vec.dense_act_rows = rows;
+  vec.dense_act_width = static_cast<double>(m.ffn) / tp;
+  if (m.is_moe()) {
+    // Expert parallelism spreads the dispatched rows over the ep GPUs;
+    // otherwise every GPU holds a tp slice of each expert.
+    const double dispatched = rows * static_cast<double>(m.moe.top_k);
+    const bool ep = s.ep > 1;
+    const double expert_shard = static_cast<double>(ep ? s.ep : s.tp);
+    vec.expert_act_rows = ep ? dispatched / expert_shard : dispatched;
+    vec.expert_act_width = static_cast<double>(m.moe.expert_ffn) / (ep ? 1.0 : expert_shard);
+    vec.moe_share = moe_share;
+  }
+  vec.gated = m.gated_mlp;
+  vec.element_bytes = kActivationBytes;
+  // The serving frameworks fuse the residual add into the norm
+  // (frameworks.csv), but the vector kernel table times a fused kernel at the
+  // unfused norm's fitted rate (Vidur's rmsnorm, 39% of HBM on Hopper), which
+  // makes the fusion slower than the two kernels it replaces: until the table
+  // has a fused-kernel figure, the add and the norm are timed apart.
+  vec.fused_norm_residual = false;
+  return vec;
+}
+
+// The NVLink domain as the collectives see it.
+LinkSpec ScaleUpLink(const InferenceSetup& s) {
+  const Cluster* cl = s.cluster;
+  return {(cl != nullptr ? cl->scaleup_bw_bytes_per_s : s.gpu->scaleup_bw_per_direction_gbs * 1e9) *
+              s.efficiency.scaleup_bw_fraction,
+          cl != nullptr ? cl->scaleup_latency_s : 3e-6};
+}
+
+// Communication of one layer for `rows` tokens, not overlapped: two
+// tensor-parallel all-reduces of the hidden state; with expert parallelism
+// the dispatch and combine of each token's hidden state to its top-k.
+double LayerCommSeconds(const InferenceSetup& s, const LinkSpec& link, double rows, double moe_share) {
+  const ModelSpec& m = *s.model;
+  const double h = static_cast<double>(m.hidden);
+  double comm =
+      s.tp > 1 ? 2 * CollectiveSeconds(Collective::kAllReduce, static_cast<double>(s.tp), rows * h * 2, link) : 0;
+  if (m.is_moe() && s.ep > 1) {
+    const double a2a = rows * static_cast<double>(m.moe.top_k) * h * kActivationBytes;
+    comm += 2 * moe_share * CollectiveSeconds(Collective::kAllToAll, static_cast<double>(s.ep), a2a, link);
+  }
+  return comm;
+}
+
 }  // namespace
 
-// One step of `rows` tokens through the model. `attention` is the per-token
-// attention-core FLOPs (all layers) and `keys_read` the cached positions
-// each sequence reads; `logit_rows` the positions whose logits are computed.
-static StepCost Step(const InferenceSetup& s, double peak, double hbm, double rows, const FlopsBreakdown& executed,
-                     const FlopsBreakdown& counted, double sequences, double keys_read, double logit_rows,
-                     double dense_params, double expert_params_each, double moe_share, double lm_head_params,
-                     double kv_elements) {
+// One kind of tokens in a forward pass: `sequences` (a mean over rounds,
+// so possibly fractional) of `new_tokens` each on `cached` cached keys.
+struct InferenceModel::Segment {
+  double sequences = 0;
+  double new_tokens = 0;
+  double cached = 0;
+  bool prefill = false;              // causal flash attention over the new tokens; else the decode kernel
+  double logit_rows = 0;             // positions whose logits are computed
+  FlopsBreakdown executed, counted;  // per token (MaxText's exact GEMMs; the MFU convention)
+};
+
+// One forward pass through the model: the segments' tokens share the GEMMs
+// (weights read once), each segment has its own attention kernel. Operator
+// by operator on one GPU of a stage, then the stage, the LM head, the
+// pipeline and the per-GPU totals (one roofline, kept in one place).
+StepCost InferenceModel::Step(const std::vector<Segment>& segments) const {
+  const InferenceSetup& s = setup_;
   const ModelSpec& m = *s.model;
   const EfficiencyParams& e = s.efficiency;
   const double tp = static_cast<double>(s.tp), pp = static_cast<double>(s.pp);
@@ -165,89 +252,91 @@ static StepCost Step(const InferenceSetup& s, double peak, double hbm, double ro
   const double h = static_cast<double>(m.hidden);
   const int64_t kv_heads = m.kv_heads > 0 ? m.kv_heads : m.heads;
   const double kv_split = m.attention == AttentionKind::kMla ? 1.0 : static_cast<double>(std::min(s.tp, kv_heads));
-  const DType compute_dtype =
-      (s.weight_dtype == DType::kFp8 || s.weight_dtype == DType::kFp4) && s.gpu->peak_flops(s.weight_dtype) > 0
-          ? s.weight_dtype
-          : DType::kBf16;
+  const double peak = compute_peak_;
   auto gemm_compute = [&](double flops, double m_rows, double n, double k) {
     if (flops <= 0)
       return 0.0;
-    return flops / (peak * GemmEfficiency(e, compute_dtype, m_rows, n, k));
+    return flops / (peak * GemmEfficiency(e, compute_dtype_, m_rows, n, k));
   };
+  const double ideal = peak * MatmulPeakFraction(e, compute_dtype_);
 
+  double rows = 0, logit_rows = 0, gemm_flops = 0, expert_flops_all = 0, executed_flops = 0, model_flops = 0;
+  for (const Segment& g : segments) {
+    const double r = g.sequences * g.new_tokens;
+    rows += r;
+    logit_rows += g.logit_rows;
+    gemm_flops += r * SumGemm(g.executed);
+    expert_flops_all += r * g.executed[FlopsComponent::kRoutedExperts];
+    executed_flops += r * (SumGemm(g.executed) + g.executed[FlopsComponent::kRoutedExperts] + SumAttention(g.executed));
+    model_flops += r * g.counted.total();
+  }
   StepCost c;
   c.tokens = rows;
   Parts parts;
   // Per layer on one GPU of a stage.
-  const double dense_flops = rows * SumGemm(executed) / layers / tp;
-  const double dense_bytes = dense_params / tp * wbytes + 2 * rows * h * kActivationBytes;
-  const double ideal = peak * MatmulPeakFraction(e, compute_dtype);
-  parts.Add(gemm_compute(dense_flops, rows, h / tp, h), dense_bytes / hbm, dense_flops / ideal);
-  double expert_flops = 0, expert_bytes = 0;
+  const double dense_flops = gemm_flops / layers / tp;
+  const double dense_bytes = dense_params_ / tp * wbytes + 2 * rows * h * kActivationBytes;
+  parts.Add(gemm_compute(dense_flops, rows, h / tp, h), dense_bytes / hbm_, dense_flops / ideal);
+  double expert_bytes = 0;
   if (m.is_moe()) {
-    expert_flops = rows * executed[FlopsComponent::kRoutedExperts] / layers / expert_shard;
+    const double expert_flops = expert_flops_all / layers / expert_shard;
     const double touched =
-        TouchedExperts(static_cast<double>(m.moe.num_experts), static_cast<double>(m.moe.top_k), rows) * moe_share;
-    expert_bytes = touched * expert_params_each / expert_shard * wbytes;
+        TouchedExperts(static_cast<double>(m.moe.num_experts), static_cast<double>(m.moe.top_k), rows) *
+        moe_layer_share_;
+    expert_bytes = touched * expert_params_each_ / expert_shard * wbytes;
     const double rows_per_expert =
         std::max(1.0, rows * static_cast<double>(m.moe.top_k) / static_cast<double>(m.moe.num_experts));
-    parts.Add(gemm_compute(expert_flops, rows_per_expert, static_cast<double>(m.moe.expert_ffn), h), expert_bytes / hbm,
-              expert_flops / ideal);
+    parts.Add(gemm_compute(expert_flops, rows_per_expert, static_cast<double>(m.moe.expert_ffn), h),
+              expert_bytes / hbm_, expert_flops / ideal);
   }
-  const double attn_flops = rows * SumAttention(executed) / layers / tp;
-  // Sliding-window layers read at most their window.
-  double keys = 0;
-  for (const LayerSpec& l : m.layers)
-    keys += l.window > 0 ? std::min(keys_read, static_cast<double>(l.window)) : keys_read;
-  keys = m.layers.empty() ? keys_read : keys / static_cast<double>(m.layers.size());
-  const double kv_read = sequences * keys * kv_elements * kvbytes / kv_split;
-  const double kv_write = rows * kv_elements * kvbytes / kv_split;
-  // Attention runs in 16-bit at flash attention's efficiency.
-  // Prefill (rows beyond one per sequence) is causal over the keys read.
-  const bool causal = rows > sequences;
-  const double attn_c = AttentionSeconds(*s.gpu, e, AttentionKernel::kBest, false, attn_flops, std::max(keys, 1.0),
-                                         causal, static_cast<double>(m.qk_head_dim()));
-  parts.Add(attn_c, (kv_read + kv_write) / hbm, attn_c);
-  // Norms, residual adds, the MLP activation: the vector kernels shared with
-  // the training model (vector_kernels.h), each with its floor and bandwidth.
-  LayerVectorWork vec;
-  vec.hidden_rows = rows;
-  vec.hidden = h;
-  vec.dense_act_rows = rows;
-  vec.dense_act_width = static_cast<double>(m.ffn) / tp;
-  if (m.is_moe()) {
-    // Expert parallelism spreads the dispatched rows over the ep GPUs;
-    // otherwise every GPU holds a tp slice of each expert.
-    const double dispatched = rows * static_cast<double>(m.moe.top_k);
-    const bool ep = s.ep > 1;
-    vec.expert_act_rows = ep ? dispatched / expert_shard : dispatched;
-    vec.expert_act_width = static_cast<double>(m.moe.expert_ffn) / (ep ? 1.0 : expert_shard);
-    vec.moe_share = moe_share;
+  // Attention, 16-bit, one kernel per segment. Prefill: the framework's
+  // flash kernel, causal over the cached keys and the new ones (2p + n as
+  // AttentionEfficiency's causal length gives p + n/2 keys per query and the
+  // diagonal tiles' waste). Decode: bound by the KV read (at
+  // vector_bw_fraction, which the decode kernels' figures bear out), its
+  // compute at the query rows per KV head (kDecodeTileRows).
+  const double head_dim = static_cast<double>(m.qk_head_dim());
+  const bool latent = m.attention == AttentionKind::kMla && s.mla == MlaMode::kAbsorbed;
+  const double heads_per_gpu = static_cast<double>(m.heads) / tp;
+  const double group =
+      latent ? heads_per_gpu : std::min(static_cast<double>(m.heads) / static_cast<double>(kv_heads), heads_per_gpu);
+  double kv_read = 0, kv_write = 0;
+  for (const Segment& g : segments) {
+    const double r = g.sequences * g.new_tokens;
+    if (r <= 0)
+      continue;
+    const double attn_flops = r * SumAttention(g.executed) / layers / tp;
+    const double keys = WindowedKeys(m, g.cached);
+    const double read = g.sequences * keys * kv_elements_per_token_layer_ * kvbytes / kv_split;
+    const double write = r * kv_elements_per_token_layer_ * kvbytes / kv_split;
+    double attn_c = 0;
+    if (g.prefill) {
+      attn_c = AttentionSeconds(*s.gpu, e, s.framework.attention, false, attn_flops, 2 * keys + g.new_tokens, true,
+                                head_dim);
+    } else {
+      const double query_rows = group * g.new_tokens;
+      attn_c =
+          AttentionSeconds(*s.gpu, e, s.framework.attention, false, attn_flops, std::max(keys, 1.0), false, head_dim) *
+          std::max(1.0, kDecodeTileRows / query_rows);
+    }
+    parts.Add(attn_c, (read + write) / hbm_, attn_c);
+    kv_read += read;
+    kv_write += write;
   }
-  vec.gated = m.gated_mlp;
-  vec.element_bytes = kActivationBytes;
+  const LayerVectorWork vec = VectorWork(s, rows, moe_layer_share_);
   const double vector_bytes = LayerVectorBytes(vec);
   parts.Add(0, LayerVectorSeconds(e.vector_kernels, s.gpu->memory_bw_tbps * 1e12, vec), 0);
-  // Tensor parallelism: two all-reduces of the hidden state per layer.
-  const Cluster* cl = s.cluster;
-  const LinkSpec link{
-      (cl != nullptr ? cl->scaleup_bw_bytes_per_s : s.gpu->scaleup_bw_per_direction_gbs * 1e9) * e.scaleup_bw_fraction,
-      cl != nullptr ? cl->scaleup_latency_s : 3e-6};
-  double comm_layer = s.tp > 1 ? 2 * CollectiveSeconds(Collective::kAllReduce, tp, rows * h * 2, link) : 0;
-  if (m.is_moe() && s.ep > 1) {
-    // Dispatch and combine: each token's hidden state to its top-k experts.
-    const double a2a = rows * static_cast<double>(m.moe.top_k) * h * kActivationBytes;
-    comm_layer += 2 * moe_share * CollectiveSeconds(Collective::kAllToAll, static_cast<double>(s.ep), a2a, link);
-  }
+  const LinkSpec link = ScaleUpLink(s);
+  const double comm_layer = LayerCommSeconds(s, link, rows, moe_layer_share_);
 
   // Whole stage: layers, then the LM head on the last stage.
   c.compute_s = layers_per_stage * parts.compute;
   c.memory_s = layers_per_stage * parts.memory;
   double time = layers_per_stage * (parts.time + comm_layer);
   const double vocab = static_cast<double>(m.vocab);
-  const double head_flops = logit_rows * 2 * lm_head_params / tp;
-  const double head_bytes = lm_head_params / tp * wbytes + logit_rows * vocab / tp * 4;
-  const double head_c = gemm_compute(head_flops, logit_rows, vocab / tp, h), head_m = head_bytes / hbm;
+  const double head_flops = logit_rows * 2 * lm_head_params_ / tp;
+  const double head_bytes = lm_head_params_ / tp * wbytes + logit_rows * vocab / tp * 4;
+  const double head_c = gemm_compute(head_flops, logit_rows, vocab / tp, h), head_m = head_bytes / hbm_;
   c.compute_s += head_c;
   c.memory_s += head_m;
   time += std::max(head_c, head_m);
@@ -259,12 +348,10 @@ static StepCost Step(const InferenceSetup& s, double peak, double hbm, double ro
   c.memory_s *= pp;
   c.compute_bound = layers_per_stage * parts.ideal + head_flops / ideal > layers_per_stage * parts.memory + head_m;
   // Per GPU totals (each GPU holds 1/gpus of the work and bytes).
-  c.flops = (rows * (SumGemm(executed) + executed[FlopsComponent::kRoutedExperts] + SumAttention(executed)) +
-             logit_rows * 2 * lm_head_params) /
-            gpus;
-  c.model_flops = rows * counted.total() / gpus;
-  c.weight_bytes = layers * (dense_params * wbytes + (m.is_moe() ? expert_bytes * expert_shard : 0)) / gpus +
-                   lm_head_params * wbytes / gpus;
+  c.flops = (executed_flops + logit_rows * 2 * lm_head_params_) / gpus;
+  c.model_flops = model_flops / gpus;
+  c.weight_bytes = layers * (dense_params_ * wbytes + (m.is_moe() ? expert_bytes * expert_shard : 0)) / gpus +
+                   lm_head_params_ * wbytes / gpus;
   c.kv_read_bytes = layers / pp * kv_read;
   c.kv_write_bytes = layers / pp * kv_write;
   c.activation_bytes = layers / pp * (vector_bytes + 2 * rows * h * kActivationBytes);
@@ -272,30 +359,63 @@ static StepCost Step(const InferenceSetup& s, double peak, double hbm, double ro
 }
 
 StepCost InferenceModel::Prefill(double batch, double new_tokens, double cached) const {
-  const auto b = static_cast<int64_t>(std::max(1.0, batch));
-  const auto n = static_cast<int64_t>(std::max(1.0, new_tokens));
-  const auto p = static_cast<int64_t>(std::max(0.0, cached));
-  StatusOr<InferenceFlops> executed = ComputePrefillFlops(*setup_.model, Convention::kMaxtext, 1, n, p);
-  StatusOr<InferenceFlops> counted = ComputePrefillFlops(*setup_.model, setup_.convention, 1, n, p);
-  if (!executed.ok() || !counted.ok())
-    return StepCost{};
-  // Logits for the last position of each sequence only.
-  return Step(setup_, peak_, hbm_, static_cast<double>(b * n), executed->per_token, counted->per_token,
-              static_cast<double>(b), static_cast<double>(p), static_cast<double>(b), dense_params_,
-              expert_params_each_, moe_layer_share_, lm_head_params_, kv_elements_per_token_layer_);
+  return Mixed(0, 0, std::max(1.0, std::floor(batch)), new_tokens, cached);
 }
 
 StepCost InferenceModel::Decode(double batch, double context, double positions) const {
-  const auto b = static_cast<int64_t>(std::max(1.0, batch));
-  const auto c = static_cast<int64_t>(std::max(1.0, context));
-  StatusOr<InferenceFlops> executed = ComputeDecodeFlops(*setup_.model, Convention::kMaxtext, 1, c, setup_.mla);
-  StatusOr<InferenceFlops> counted = ComputeDecodeFlops(*setup_.model, setup_.convention, 1, c, setup_.mla);
+  const double b = std::max(1.0, std::floor(batch));
+  const auto ctx = static_cast<int64_t>(std::max(1.0, context));
+  StatusOr<InferenceFlops> executed = ComputeDecodeFlops(*setup_.model, Convention::kMaxtext, 1, ctx, setup_.mla);
+  StatusOr<InferenceFlops> counted = ComputeDecodeFlops(*setup_.model, setup_.convention, 1, ctx, setup_.mla);
   if (!executed.ok() || !counted.ok())
     return StepCost{};
-  const double rows = static_cast<double>(b) * positions;
-  return Step(setup_, peak_, hbm_, rows, executed->per_token, counted->per_token, static_cast<double>(b),
-              static_cast<double>(c), rows, dense_params_, expert_params_each_, moe_layer_share_, lm_head_params_,
-              kv_elements_per_token_layer_);
+  Segment g;
+  g.sequences = b;
+  g.new_tokens = positions;
+  g.cached = static_cast<double>(ctx);
+  g.logit_rows = b * positions;
+  g.executed = executed->per_token;
+  g.counted = counted->per_token;
+  return Step({g});
+}
+
+StepCost InferenceModel::Mixed(double decode_batch, double context, double prompts, double prompt_tokens,
+                               double prompt_cached) const {
+  std::vector<Segment> segments;
+  if (decode_batch > 0) {
+    const auto ctx = static_cast<int64_t>(std::max(1.0, context));
+    StatusOr<InferenceFlops> executed = ComputeDecodeFlops(*setup_.model, Convention::kMaxtext, 1, ctx, setup_.mla);
+    StatusOr<InferenceFlops> counted = ComputeDecodeFlops(*setup_.model, setup_.convention, 1, ctx, setup_.mla);
+    if (!executed.ok() || !counted.ok())
+      return StepCost{};
+    Segment g;
+    g.sequences = decode_batch;
+    g.new_tokens = 1;
+    g.cached = static_cast<double>(ctx);
+    g.logit_rows = decode_batch;
+    g.executed = executed->per_token;
+    g.counted = counted->per_token;
+    segments.push_back(g);
+  }
+  if (prompts > 0) {
+    const auto n = static_cast<int64_t>(std::max(1.0, std::round(prompt_tokens)));
+    const auto p = static_cast<int64_t>(std::max(0.0, std::round(prompt_cached)));
+    StatusOr<InferenceFlops> executed = ComputePrefillFlops(*setup_.model, Convention::kMaxtext, 1, n, p);
+    StatusOr<InferenceFlops> counted = ComputePrefillFlops(*setup_.model, setup_.convention, 1, n, p);
+    if (!executed.ok() || !counted.ok())
+      return StepCost{};
+    // Logits for the last position of each prompt only.
+    Segment g;
+    g.sequences = prompts;
+    g.new_tokens = static_cast<double>(n);
+    g.cached = static_cast<double>(p);
+    g.prefill = true;
+    g.logit_rows = prompts;
+    g.executed = executed->per_token;
+    g.counted = counted->per_token;
+    segments.push_back(g);
+  }
+  return Step(segments);
 }
 
 double InferenceModel::ComputeBoundBatch(double context) const {
@@ -313,9 +433,107 @@ double InferenceModel::ComputeBoundBatch(double context) const {
   return 0;
 }
 
+namespace {
+
+// The prompt work of a round: `tokens` prompt tokens as whole prompts of
+// `input` tokens (tokens / input of them) or, below one prompt, a chunk of
+// one whose cached prefix is the mean over its chunks, (input - tokens) / 2.
+struct PromptWork {
+  double prompts = 0, tokens = 0, cached = 0;
+};
+PromptWork PromptsOf(double tokens, double input) {
+  if (tokens >= input)
+    return {tokens / input, input, 0};
+  return {1, tokens, (input - tokens) / 2};
+}
+
+// The steady state of one micro-batch of `batch` requests of `input` +
+// `output` tokens under `schedule` (docs/infer.md, "Continuous batching"):
+// rounds of `decode` decode tokens at the mean context; to keep them
+// decoding, decode x input / (output - 1) prompt tokens must enter per
+// round, `per_round` prompt tokens at a time (what has arrived, at least
+// one prompt or a chunk of one), so a share f of the rounds carries prompt
+// work (mixed: in the same pass; else a pass of its own, f of them per
+// decode pass).
+struct Steady {
+  double decode = 0, per_round = 0, share = 0;
+  double round_s = 0, ttft_s = 0, output_per_round = 0, model_flops = 0, bytes = 0;
+};
+
+Steady SteadyState(const InferenceModel& model, const ServingSchedule& schedule, double batch, double input,
+                   double output) {
+  const double budget = schedule.token_budget;
+  const double steps = output - 1;  // the prefill emits the first token
+  const bool chunked = schedule.chunked_prefill, mixed = schedule.mixed;
+  // Prompt tokens a pass can take beside `d` decode tokens.
+  auto capacity = [&](double d) {
+    const double left = mixed ? budget - d : budget;
+    return chunked ? left : input * std::max(1.0, std::floor(left / input));
+  };
+  Steady st;
+  if (steps <= 0) {
+    // One output token: passes of prompts alone.
+    st.per_round = chunked ? budget : input * std::max(1.0, std::floor(budget / input));
+    const PromptWork w = PromptsOf(st.per_round, input);
+    const StepCost pass = model.Mixed(0, 0, w.prompts, w.tokens, w.cached);
+    st.share = 1;
+    st.round_s = pass.time_s;
+    st.ttft_s = std::ceil(input / st.per_round - 1e-9) * pass.time_s;
+    st.output_per_round = st.per_round / input;
+    st.model_flops = pass.model_flops;
+    st.bytes = pass.total_bytes();
+    return st;
+  }
+  st.decode = batch;
+  if (mixed && batch * input / steps > capacity(batch)) {
+    // The token budget binds: fewer requests decode, the rest wait, so that
+    // each round's prompt tokens keep the decoding ones replaced.
+    if (chunked) {
+      st.decode = budget * steps / (input + steps);
+    } else {
+      // k whole prompts per round keep k x steps requests decoding, if the
+      // k prompts and those decode tokens fit (one prompt always runs).
+      double best = steps;
+      const double k0 = std::max(1.0, std::floor(budget / (input + steps)));
+      for (double k : {k0, k0 + 1})
+        best = std::max(best, std::min(k * steps, budget - k * input));
+      st.decode = std::min(batch, best);
+    }
+  }
+  // Requests finish, and new prompts arrive, at decode / steps per round;
+  // a round takes what has arrived (at least one prompt), up to what the
+  // pass can take.
+  const double arrivals = st.decode / steps;
+  const double context = input + output / 2;
+  st.per_round = std::min(capacity(st.decode), input * std::max(1.0, arrivals));
+  st.share = arrivals * input / st.per_round;
+  const PromptWork w = PromptsOf(st.per_round, input);
+  const StepCost decode = model.Decode(st.decode, context);
+  const double chunks = std::ceil(input / st.per_round - 1e-9);
+  if (mixed) {
+    const StepCost with = model.Mixed(st.decode, context, w.prompts, w.tokens, w.cached);
+    st.round_s = st.share * with.time_s + (1 - st.share) * decode.time_s;
+    st.ttft_s = chunks * with.time_s;
+    st.model_flops = st.share * with.model_flops + (1 - st.share) * decode.model_flops;
+    st.bytes = st.share * with.total_bytes() + (1 - st.share) * decode.total_bytes();
+  } else {
+    const StepCost pass = model.Mixed(0, 0, w.prompts, w.tokens, w.cached);
+    st.round_s = decode.time_s + st.share * pass.time_s;
+    st.ttft_s = chunks * pass.time_s;
+    st.model_flops = decode.model_flops + st.share * pass.model_flops;
+    st.bytes = decode.total_bytes() + st.share * pass.total_bytes();
+  }
+  st.output_per_round = st.decode * output / steps;
+  return st;
+}
+
+}  // namespace
+
 StatusOr<WorkloadResult> InferenceModel::Workload(double input_len, double output_len, double batch) const {
   if (!(input_len >= 1) || !(output_len >= 1))
     return InvalidArgumentError("inference: input and output lengths must be >= 1");
+  if (!(setup_.schedule.token_budget >= 1) || setup_.schedule.token_budget > 1e7)
+    return InvalidArgumentError("inference: the token budget must be in [1, 1e7]");
   MFU_RETURN_IF_ERROR(CheckContext(input_len + output_len));
   const InferenceMemory mem = Memory();
   WorkloadResult r;
@@ -338,25 +556,19 @@ StatusOr<WorkloadResult> InferenceModel::Workload(double input_len, double outpu
     r.batch = std::min(fits, setup_.max_batch);
     r.batch_reason = fits < setup_.max_batch ? "KV capacity" : "engine cap";
   }
-  // One round: every request's prefill, then output_len decode steps whose
-  // context grows from input_len (Simpson's rule over the context). With
-  // pipeline parallelism the requests form pp micro-batches in flight, each
-  // crossing every stage in turn.
+  // With pipeline parallelism the requests form pp micro-batches in flight,
+  // each crossing every stage in turn.
   const double pp = static_cast<double>(setup_.pp);
   const double micro = std::max(1.0, r.batch / pp);
-  const StepCost prefill = Prefill(micro, input_len);
-  const StepCost d0 = Decode(micro, input_len), d1 = Decode(micro, input_len + output_len / 2),
-                 d2 = Decode(micro, input_len + output_len - 1);
-  auto simpson = [&](double a, double b, double c) { return output_len * (a + 4 * b + c) / 6; };
-  const double decode_time = simpson(d0.time_s, d1.time_s, d2.time_s);
-  const double time = prefill.time_s + decode_time;
-  r.output_tokens_per_s = pp * micro * output_len / time;
-  r.ttft_s = Prefill(1, input_len).time_s;
-  r.tpot_s = d1.time_s;
-  const double model_flops = prefill.model_flops + simpson(d0.model_flops, d1.model_flops, d2.model_flops);  // per GPU
-  const double bytes = prefill.total_bytes() + simpson(d0.total_bytes(), d1.total_bytes(), d2.total_bytes());
-  r.mfu = pp * model_flops / (time * peak_);
-  r.mbu = pp * bytes / (time * setup_.gpu->memory_bw_tbps * 1e12);
+  const Steady st = SteadyState(*this, setup_.schedule, micro, input_len, output_len);
+  r.output_tokens_per_s = pp * st.output_per_round / st.round_s;
+  r.ttft_s = st.ttft_s;
+  r.tpot_s = output_len > 1 ? st.round_s : 0;
+  r.decode_batch = pp * st.decode;
+  r.prefill_tokens = st.per_round;
+  r.prefill_round_share = st.share;
+  r.mfu = pp * st.model_flops / (st.round_s * peak_);  // model FLOPs per GPU
+  r.mbu = pp * st.bytes / (st.round_s * setup_.gpu->memory_bw_tbps * 1e12);
   return r;
 }
 
@@ -441,6 +653,66 @@ StatusOr<StepUtilization> InferenceModel::Utilization(const StepCost& step, doub
   u.mfu = step.model_flops / (seconds * peak_);
   u.mbu = step.total_bytes() / (seconds * setup_.gpu->memory_bw_tbps * 1e12);
   return u;
+}
+
+StatusOr<ServingDefaults> ServingDefaultsFor(const FrameworkProfile& framework, const Accelerator& gpu) {
+  if (framework.kind != "serving") {
+    return InvalidArgumentError("framework " + framework.name + " is a " + framework.kind +
+                                " framework; inference needs a serving one (tensorrt-llm, vllm, sglang)");
+  }
+  ServingDefaults d;
+  if (framework.name == "vllm") {
+    // vLLM V1 (vllm/v1/core/sched/scheduler.py) schedules the running
+    // requests' decode tokens first and fills the rest of the budget with
+    // prompt chunks: chunked prefill is always on. `vllm serve` defaults
+    // (vllm/engine/arg_utils.py EngineArgs.get_batch_defaults,
+    // OPENAI_API_SERVER): max_num_batched_tokens 8192 and max_num_seqs 1024
+    // on GPUs of >= 70 GiB other than A100, else 2048 and 256.
+    const bool large = gpu.memory_gb >= 70 && gpu.id.rfind("a100", 0) != 0;
+    d.schedule = {large ? 8192.0 : 2048.0, true, true};
+    d.max_batch = large ? 1024 : 256;
+  } else if (framework.name == "sglang") {
+    // SGLang (python/sglang/srt/server_args.py): chunked_prefill_size 2048
+    // below 35 GB of GPU memory, 8192 below 160 GB, 16384 above;
+    // enable_mixed_chunk off, so prefill batches run apart from decode
+    // batches (managers/scheduler.py get_next_batch_to_run). Its
+    // max_running_requests is derived from the KV pool and clamped to [2048,
+    // 4096] (model_executor/model_runner.py): the lower bound here.
+    const double chunk = gpu.memory_gb < 35 ? 2048 : gpu.memory_gb < 160 ? 8192 : 16384;
+    d.schedule = {chunk, true, false};
+    d.max_batch = 2048;
+  } else {
+    // TensorRT-LLM (tensorrt_llm/llmapi/llm_args.py BaseLlmArgs):
+    // max_num_tokens 8192, enable_chunked_prefill False; in-flight batching
+    // runs context requests, whole, in the same pass as generation requests
+    // (docs features/paged-attention-ifb-scheduler.md); max_batch_size 2048
+    // (BuildConfig).
+    d.schedule = {8192, false, true};
+    d.max_batch = 2048;
+  }
+  return d;
+}
+
+InferenceValidity InferenceValidation(std::string_view accelerator_id, std::string_view framework) {
+  // The only measurements the inference model is checked against:
+  // TensorRT-LLM's H100 SXM max-throughput table (inference_test.cc).
+  constexpr std::string_view kValidatedGpu = "h100-sxm5-80gb";
+  constexpr std::string_view kValidatedFramework = "tensorrt-llm";
+  InferenceValidity v;
+  if (accelerator_id != kValidatedGpu) {
+    v.note =
+        "unvalidated: inference is checked only against TensorRT-LLM's H100 SXM throughput table "
+        "(docs/infer.md); " +
+        std::string(accelerator_id) + " rests on its family's kernel figures";
+  } else if (framework != kValidatedFramework) {
+    v.note =
+        "unvalidated: inference is checked only against TensorRT-LLM's H100 SXM throughput table "
+        "(docs/infer.md), not " +
+        std::string(framework) + "'s scheduling";
+  } else {
+    v.validated = true;
+  }
+  return v;
 }
 
 }  // namespace mfu

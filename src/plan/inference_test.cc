@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "mfu/cluster.h"
+#include "mfu/framework.h"
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
 
@@ -57,6 +58,20 @@ InferenceSetup OnH100(const ModelSpec& m, int64_t tp, DType w = DType::kBf16, DT
   s.weight_dtype = w;
   s.kv_dtype = kv;
   s.efficiency = E().eff.For(s.gpu->id);
+  return s;
+}
+
+// The serving framework's profile and scheduling defaults on the setup's GPU.
+InferenceSetup WithFramework(InferenceSetup s, const char* name = "tensorrt-llm") {
+  auto db = FrameworkDb::Builtin();
+  EXPECT_TRUE(db.ok());
+  auto fw = (*db)->Find(name);
+  EXPECT_TRUE(fw.ok()) << fw.status().message();
+  s.framework = **fw;
+  auto d = ServingDefaultsFor(s.framework, *s.gpu);
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  s.schedule = d->schedule;
+  s.max_batch = d->max_batch;
   return s;
 }
 
@@ -247,6 +262,120 @@ TEST(InferenceMeasured, UtilizationScalesWithThroughput) {
   EXPECT_EQ(model.Utilization(step, 0).status().code(), StatusCode::kInvalidArgument);
 }
 
+// A long prompt's prefill runs its attention at the flash kernel's rate for
+// its length (keys per query = the prompt), not at the rate of one key: a
+// 32k-token prompt of Llama-3.1-8B is about half attention and must keep
+// the prefill near the kernels' rates.
+TEST(InferenceSteps, LongPromptPrefillAttentionAtFlashRates) {
+  const ModelSpec m = Load("llama-3.1-8b");
+  const InferenceModel model = Make(OnH100(m, 1));
+  const StepCost c = model.Prefill(1, 32768);
+  EXPECT_GT(c.model_flops / (c.time_s * model.peak_flops()), 0.45);
+  EXPECT_TRUE(c.compute_bound);
+}
+
+// Chunked prefill (vLLM's schedule): a 2048-token budget per pass; 64
+// requests of 1000 + 1001 tokens decode at the mean context 1500; they
+// finish, and new prompts arrive, at 64 / 1000 per round, each taken whole
+// in the next round (1000 tokens fit in 2048 - 64), so 6.4% of the rounds
+// carry one 1000-token prompt beside the 64 decode tokens.
+TEST(InferenceSchedule, ChunkedPrefillRoundByHand) {
+  const ModelSpec m = Load("llama-3.1-8b");
+  InferenceSetup s = OnH100(m, 1, DType::kFp8, DType::kFp8);
+  s.schedule = {2048, true, true};
+  const InferenceModel model = Make(s);
+  auto w = model.Workload(1000, 1001, 64);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  const double share = 0.064;
+  const StepCost mixed = model.Mixed(64, 1500, 1, 1000);
+  const StepCost decode = model.Decode(64, 1500);
+  const double round = share * mixed.time_s + (1 - share) * decode.time_s;
+  EXPECT_DOUBLE_EQ(w->decode_batch, 64);
+  EXPECT_DOUBLE_EQ(w->prefill_tokens, 1000);
+  EXPECT_NEAR(w->prefill_round_share, share, 1e-12);
+  EXPECT_NEAR(w->output_tokens_per_s, 64 * 1001.0 / 1000 / round, 1e-9 * w->output_tokens_per_s);
+  EXPECT_DOUBLE_EQ(w->ttft_s, mixed.time_s);
+  EXPECT_NEAR(w->tpot_s, round, 1e-15);
+  // Mixing reads the weights once: a mixed pass is faster than the decode
+  // pass and the prompt's pass apart.
+  EXPECT_LT(mixed.time_s, decode.time_s + model.Prefill(1, 1000).time_s);
+
+  // A 512-token budget binds: D decode tokens and 512 - D prompt tokens per
+  // round with D x 1000 / 100 = 512 - D (output 101: 100 decode steps), so
+  // D = 512 x 100 / 1100; each round carries a 465-token chunk of one
+  // prompt whose cached prefix averages (1000 - 465.45) / 2; a prompt takes
+  // 3 rounds.
+  s.schedule = {512, true, true};
+  const InferenceModel tight = Make(s);
+  auto t = tight.Workload(1000, 101, 64);
+  ASSERT_TRUE(t.ok());
+  const double d = 512.0 * 100 / 1100;
+  EXPECT_NEAR(t->decode_batch, d, 1e-9);
+  EXPECT_DOUBLE_EQ(t->prefill_round_share, 1);
+  const StepCost r = tight.Mixed(d, 1000 + 101.0 / 2, 1, 512 - d, (1000 - (512 - d)) / 2);
+  EXPECT_NEAR(t->output_tokens_per_s, d * 101 / 100 / r.time_s, 1e-9 * t->output_tokens_per_s);
+  EXPECT_DOUBLE_EQ(t->ttft_s, 3 * r.time_s);
+
+  // SGLang's schedule: each prompt in a prefill pass of its own, 0.064 of
+  // them per decode pass.
+  s.schedule = {2048, true, false};
+  const InferenceModel apart = Make(s);
+  auto a = apart.Workload(1000, 1001, 64);
+  ASSERT_TRUE(a.ok());
+  const StepCost pass = apart.Prefill(1, 1000);
+  EXPECT_NEAR(a->tpot_s, decode.time_s + share * pass.time_s, 1e-15);
+  EXPECT_DOUBLE_EQ(a->ttft_s, pass.time_s);
+  EXPECT_EQ(model.Workload(1000, 1000).status().code(), StatusCode::kOk);
+  s.schedule.token_budget = 0;
+  EXPECT_EQ(Make(s).Workload(1000, 1000).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(InferenceSchedule, FrameworkDefaults) {
+  auto db = FrameworkDb::Builtin();
+  ASSERT_TRUE(db.ok());
+  const Accelerator& h100 = **E().hw.Find("h100");
+  const Accelerator& a100 = **E().hw.Find("a100");
+  const Accelerator& b200 = **E().hw.Find("b200");
+  auto defaults = [&](const char* fw, const Accelerator& gpu) {
+    auto d = ServingDefaultsFor(**(*db)->Find(fw), gpu);
+    EXPECT_TRUE(d.ok()) << d.status().message();
+    return d.ok() ? *d : ServingDefaults{};
+  };
+  const ServingDefaults trt = defaults("tensorrt-llm", h100);
+  EXPECT_FALSE(trt.schedule.chunked_prefill);
+  EXPECT_TRUE(trt.schedule.mixed);
+  EXPECT_EQ(trt.schedule.token_budget, 8192);
+  EXPECT_EQ(trt.max_batch, 2048);
+  const ServingDefaults vllm = defaults("vllm", h100), vllm_a100 = defaults("vllm", a100);
+  EXPECT_TRUE(vllm.schedule.chunked_prefill && vllm.schedule.mixed);
+  EXPECT_EQ(vllm.schedule.token_budget, 8192);
+  EXPECT_EQ(vllm.max_batch, 1024);
+  EXPECT_EQ(vllm_a100.schedule.token_budget, 2048);
+  EXPECT_EQ(vllm_a100.max_batch, 256);
+  const ServingDefaults sglang = defaults("sglang", h100);
+  EXPECT_TRUE(sglang.schedule.chunked_prefill);
+  EXPECT_FALSE(sglang.schedule.mixed);
+  EXPECT_EQ(sglang.schedule.token_budget, 8192);
+  EXPECT_EQ(defaults("sglang", b200).schedule.token_budget, 16384);
+  auto training = ServingDefaultsFor(**(*db)->Find("megatron-core"), h100);
+  EXPECT_EQ(training.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(training.status().message().find("training"), std::string::npos);
+}
+
+TEST(InferenceSchedule, ValidationNote) {
+  EXPECT_TRUE(InferenceValidation("h100-sxm5-80gb", "tensorrt-llm").validated);
+  EXPECT_TRUE(InferenceValidation("h100-sxm5-80gb", "tensorrt-llm").note.empty());
+  for (const char* gpu : {"b200-sxm-180gb", "gb200-186gb", "h200-sxm-141gb", "mi300x-oam-192gb"}) {
+    const InferenceValidity v = InferenceValidation(gpu, "tensorrt-llm");
+    EXPECT_FALSE(v.validated) << gpu;
+    EXPECT_EQ(v.note.rfind("unvalidated", 0), 0u) << v.note;
+    EXPECT_NE(v.note.find(gpu), std::string::npos) << v.note;
+  }
+  const InferenceValidity vllm = InferenceValidation("h100-sxm5-80gb", "vllm");
+  EXPECT_FALSE(vllm.validated);
+  EXPECT_NE(vllm.note.find("vllm"), std::string::npos);
+}
+
 // TensorRT-LLM's published max-throughput table on H100 (FP8 weights and KV
 // cache, PP 1). The engine picks its batch; the prediction uses the largest
 // batch whose input + output tokens fit the KV cache, capped at 2048.
@@ -267,14 +396,14 @@ TEST(InferenceValidation, TensorRtLlmH100Throughput) {
                          : cols[0].find("70B") != std::string::npos ? "llama-3.1-70b"  // 3.3-70B: same architecture
                                                                     : "llama-3.1-405b";
     const ModelSpec m = Load(preset);
-    const InferenceModel model = Make(OnH100(m, std::stoll(cols[2]), DType::kFp8, DType::kFp8));
+    const InferenceModel model = Make(WithFramework(OnH100(m, std::stoll(cols[2]), DType::kFp8, DType::kFp8)));
     auto w = model.Workload(std::stod(cols[4]), std::stod(cols[5]));
     ASSERT_TRUE(w.ok()) << line << ": " << w.status().message();
     const double published = std::stod(cols[6]);
     errors.push_back(std::fabs(w->output_tokens_per_s / published - 1));
-    std::printf("%-16s tp%-2s %6s/%-5s published %6.0f predicted %6.0f (%+5.1f%%) batch %5.0f\n", preset,
+    std::printf("%-16s tp%-2s %6s/%-5s published %6.0f predicted %6.0f (%+5.1f%%) batch %5.0f decoding %5.0f\n", preset,
                 cols[2].c_str(), cols[4].c_str(), cols[5].c_str(), published, w->output_tokens_per_s,
-                100 * (w->output_tokens_per_s / published - 1), w->batch);
+                100 * (w->output_tokens_per_s / published - 1), w->batch, w->decode_batch);
   }
   ASSERT_EQ(errors.size(), 30u);
   double sum = 0;

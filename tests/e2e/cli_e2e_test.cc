@@ -646,4 +646,66 @@ TEST(CliCalibrate, HoldOutCrossValidateAndBadFlags) {
   EXPECT_NE(cv.out.find("mean over sources"), std::string::npos) << cv.out;
 }
 
+// --framework: the serving profile, its scheduling defaults (tensorrt-llm:
+// whole prompts mixed with decode; vllm: chunked prefill at 8192 tokens on
+// an H100), --chunked-prefill over them, and the validation note off H100.
+TEST(Cli, InferFrameworkAndValidation) {
+  const std::vector<std::string> base = {"infer", "--model",        "llama-3.1-8b", "--weight-precision",
+                                         "fp8",   "--kv-precision", "fp8",          "--input-len",
+                                         "2048",  "--output-len",   "128"};
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    Result r = RunMfu(a);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r;
+  };
+  auto json = [&](std::vector<std::string> extra) {
+    extra.push_back("--json");
+    Result r = run(extra);
+    return nlohmann::json::parse(r.out.empty() ? "{}" : r.out);
+  };
+  auto trt = json({"--gpu", "h100"});
+  EXPECT_EQ(trt["framework"]["name"], "tensorrt-llm");
+  EXPECT_EQ(trt["framework"]["chunked_prefill"], false);
+  EXPECT_EQ(trt["framework"]["mixed"], true);
+  EXPECT_EQ(trt["validation"]["validated"], true);
+  EXPECT_EQ(trt["validation"]["note"], "");
+  auto vllm = json({"--gpu", "h100", "--framework", "vllm"});
+  EXPECT_EQ(vllm["framework"]["chunked_prefill"], true);
+  EXPECT_EQ(vllm["framework"]["token_budget"], 8192);
+  EXPECT_EQ(vllm["framework"]["max_batch"], 1024);
+  EXPECT_EQ(vllm["validation"]["validated"], false);
+  auto whole = json({"--gpu", "h100", "--framework", "vllm", "--chunked-prefill", "0"});
+  EXPECT_EQ(whole["framework"]["chunked_prefill"], false);
+  auto chunked = json({"--gpu", "h100", "--chunked-prefill", "4096"});
+  EXPECT_EQ(chunked["framework"]["chunked_prefill"], true);
+  EXPECT_EQ(chunked["framework"]["token_budget"], 4096);
+  EXPECT_LE(chunked["prefill_tokens"].get<double>() + chunked["decode_batch"].get<double>(), 4096 + 1e-6);
+  auto b200 = json({"--gpu", "b200"});
+  EXPECT_EQ(b200["validation"]["validated"], false);
+  EXPECT_EQ(b200["validation"]["note"].get<std::string>().rfind("unvalidated", 0), 0u);
+  Result text = run({"--gpu", "b200"});
+  EXPECT_NE(text.out.find("note        unvalidated"), std::string::npos) << text.out;
+  EXPECT_EQ(run({"--gpu", "h100"}).out.find("unvalidated"), std::string::npos);
+  Result mix = run({"--gpu", "mi300x", "--workload", "128:128"});
+  EXPECT_NE(mix.out.find("unvalidated"), std::string::npos) << mix.out;
+}
+
+TEST(CliErrors, InferBadFramework) {
+  const std::vector<std::string> base = {"infer",       "--model", "llama-3.1-8b", "--gpu", "h100",
+                                         "--input-len", "100",     "--output-len", "100"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return RunMfu(a);
+  };
+  ExpectOneLineError(with({"--framework", "vlm"}), 2, "did you mean 'vllm'");
+  ExpectOneLineError(with({"--framework", "megatron-core"}), 2, "training framework");
+  ExpectOneLineError(with({"--chunked-prefill", "-5"}), 2, "--chunked-prefill");
+  ExpectOneLineError(with({"--max-batch", "0"}), 2, "--max-batch");
+  ExpectOneLineError(with({"--framework-file", SourcePath("tests/data/no_such_frameworks.csv")}), 1,
+                     "no_such_frameworks.csv");
+}
+
 }  // namespace
