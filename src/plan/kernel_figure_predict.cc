@@ -1,6 +1,7 @@
 // The performance model's value of one kernel figure (kernel_figures.h
 // PredictKernelFigure), from the building blocks of perf_model.h only, so
 // that the figures test what the training and inference models compute.
+// (PredictKernelFigure is declared in mfu/kernel_figures.h with the rest.)
 
 #include <algorithm>
 #include <cmath>
