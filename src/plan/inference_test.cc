@@ -401,6 +401,10 @@ TEST(InferenceValidation, TensorRtLlmH100Throughput) {
     ASSERT_TRUE(w.ok()) << line << ": " << w.status().message();
     const double published = std::stod(cols[6]);
     errors.push_back(std::fabs(w->output_tokens_per_s / published - 1));
+    // The long prompts (5000/500, 20000/2000) each within 15%.
+    if (std::stod(cols[4]) >= 5000) {
+      EXPECT_LE(errors.back(), 0.15) << line;
+    }
     std::printf("%-16s tp%-2s %6s/%-5s published %6.0f predicted %6.0f (%+5.1f%%) batch %5.0f decoding %5.0f\n", preset,
                 cols[2].c_str(), cols[4].c_str(), cols[5].c_str(), published, w->output_tokens_per_s,
                 100 * (w->output_tokens_per_s / published - 1), w->batch, w->decode_batch);
@@ -411,7 +415,7 @@ TEST(InferenceValidation, TensorRtLlmH100Throughput) {
     sum += e;
   const double mape = sum / static_cast<double>(errors.size());
   std::printf("TensorRT-LLM H100: %zu rows, MAPE %.1f%%\n", errors.size(), 100 * mape);
-  EXPECT_LE(mape, 0.15);  // the issue's goal is 25%
+  EXPECT_LE(mape, 0.10);  // issue 10's goal, with nothing fitted to this table
 }
 
 }  // namespace
