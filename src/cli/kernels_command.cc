@@ -100,6 +100,9 @@ class KernelsCommand final : public Command {
         ->allow_extra_args(false);
     app.add_option("--cluster-file", cluster_file_, "CSV adding or overriding clusters");
     app.add_flag("--summary", summary_only_, "Only the median error per family and kind");
+    app.add_flag("--fitted", fitted_,
+                 "Validate the shipped (fitted) efficiency table instead of the kernel-grounded values "
+                 "(data/efficiency/kernel_grounded.csv)");
     app.add_flag("--json", json_, "Machine-readable output: groups, unvalidated, figures");
   }
 
@@ -109,7 +112,8 @@ class KernelsCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(ClusterDb clusters, ClusterDb::LoadBuiltin());
     if (!cluster_file_.empty())
       MFU_RETURN_IF_ERROR(clusters.AddFile(cluster_file_));
-    MFU_ASSIGN_OR_RETURN(EfficiencyDb efficiency, EfficiencyDb::LoadBuiltin());
+    MFU_ASSIGN_OR_RETURN(EfficiencyDb efficiency,
+                         fitted_ ? EfficiencyDb::LoadBuiltin() : EfficiencyDb::LoadBuiltinPrior());
     for (const std::string& file : efficiency_files_)
       MFU_RETURN_IF_ERROR(efficiency.AddFile(file));
     MFU_ASSIGN_OR_RETURN(KernelValidation v, ValidateKernelFigures(figures, hw, clusters, efficiency));
@@ -144,7 +148,7 @@ class KernelsCommand final : public Command {
   std::string figures_path_ = kDefaultFigures;
   std::string cluster_file_;
   std::vector<std::string> efficiency_files_;
-  bool summary_only_ = false, json_ = false;
+  bool summary_only_ = false, json_ = false, fitted_ = false;
 };
 
 }  // namespace

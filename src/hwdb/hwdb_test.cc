@@ -53,8 +53,10 @@ class BuiltinDbTest : public ::testing::Test {
   HardwareDb db_;
 };
 
-TEST_F(BuiltinDbTest, LoadsAll42RowsWithCompleteMetadata) {
-  ASSERT_EQ(db_.all().size(), 42u);
+// 42 devices of ../shared/reference/accelerators.csv plus the 500 W H100
+// part of torchtitan's runs (a power-capped row of the H100 SXM5).
+TEST_F(BuiltinDbTest, LoadsAll43RowsWithCompleteMetadata) {
+  ASSERT_EQ(db_.all().size(), 43u);
   std::set<std::string> ids;
   for (const Accelerator& a : db_.all()) {
     SCOPED_TRACE(a.id);
@@ -105,6 +107,7 @@ TEST_F(BuiltinDbTest, ShippedCsvHasEveryColumn) {
                                              "sm_or_cu_count",
                                              "boost_clock_mhz",
                                              "tdp_w",
+                                             "power_cap_clock_fraction",
                                              "scaleup_interconnect",
                                              "scaleup_bw_per_direction_gbs",
                                              "scaleup_bw_total_bidir_gbs",
@@ -314,7 +317,7 @@ TEST_F(BuiltinDbTest, OverrideChangesOnlyTheGivenColumns) {
   EXPECT_DOUBLE_EQ(h100.memory_gb, 80);
   EXPECT_EQ(h100.notes, "capped at 500 W");
   EXPECT_EQ(Get("my-h100").id, "h100-sxm5-80gb");
-  EXPECT_EQ(db_.all().size(), 42u);
+  EXPECT_EQ(db_.all().size(), 43u);
 }
 
 TEST_F(BuiltinDbTest, OverrideAddsANewEntry) {
@@ -323,7 +326,7 @@ TEST_F(BuiltinDbTest, OverrideAddsANewEntry) {
       "h100-96gb,NVIDIA,H100,SXM5 96GB,989.4,96,NVIDIA H100 96GB HBM3\n",
       "my.csv");
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(db_.all().size(), 43u);
+  EXPECT_EQ(db_.all().size(), 44u);
   EXPECT_DOUBLE_EQ(Get("NVIDIA H100 96GB HBM3").memory_gb, 96);
   EXPECT_EQ(Get("h100").id, "h100-sxm5-80gb");
 }
@@ -341,7 +344,7 @@ TEST_F(BuiltinDbTest, OverrideCannotStealAName) {
   Status s = db_.MergeCsv("id,accelerator,aliases\nmine,X1,h100\n", "my.csv");
   EXPECT_EQ(s.code(), StatusCode::kParse);
   EXPECT_EQ(s.message(), "my.csv:2: 'h100' names both 'h100-sxm5-80gb' and 'mine'");
-  EXPECT_EQ(db_.all().size(), 42u);
+  EXPECT_EQ(db_.all().size(), 43u);
 }
 
 TEST(HardwareDbTest, LoadOverrideFileReportsAMissingFile) {

@@ -20,25 +20,24 @@ namespace {
 const std::string kRuns = std::string(MFU_SOURCE_DIR) + "/tests/data/training-runs-calibration.csv";
 
 // Leave-one-source-out cross-validation (CrossValidate with the operator
-// profiles and the default options, from the built-in tables as the prior):
-// the largest held-out MAPE each source may have, a little above the value
-// measured on 2026-12-01 at commit f0540e9 (kernel-grounded tables, before
-// the refit; in-sample / held-out MAPE): narayanan2021 23.3% / 26.3%,
-// korthikanti2022 4.5% / 5.1%, nemo-24.07 5.3% / 9.6%, llm-foundry 8.1% /
-// 17.9%, torchtitan 8.6% / 26.1%, vtrain 14.6% / 15.2%; held out, mean over
-// runs 17.9%, over sources 16.7% (perf_model.cc work in progress then moved
-// nemo-24.07 to 7.2% and torchtitan to 28.6%). The test prints the measured
-// values: re-set the bounds here when the model or the tables change.
+// profiles and the default options, from the built-in kernel-grounded
+// prior): the largest held-out MAPE each source may have, a little above the
+// value measured on 2026-12-01 (in-sample / held-out MAPE): narayanan2021
+// 13.9% / 14.0%, korthikanti2022 4.2% / 4.3%, nemo-24.07 3.3% / 18.0%,
+// llm-foundry 8.1% / 18.5%, torchtitan 10.7% / 16.7%, vtrain 14.4% / 15.3%;
+// held out, mean over runs 16.8%, over sources 14.5% (goal: 10%, no source
+// above 15%; not met). The test prints the measured values: re-set the
+// bounds here when the model or the tables change.
 struct CrossValidationBound {
   const char* source;
   double max_held_out_mape;
 };
 constexpr CrossValidationBound kCrossValidationBounds[] = {
-    {"narayanan2021", 0.275}, {"korthikanti2022", 0.055}, {"nemo-24.07", 0.105},
-    {"llm-foundry", 0.190},   {"torchtitan", 0.300},      {"vtrain", 0.160},
+    {"narayanan2021", 0.15}, {"korthikanti2022", 0.055}, {"nemo-24.07", 0.19},
+    {"llm-foundry", 0.195},  {"torchtitan", 0.18},       {"vtrain", 0.16},
 };
-constexpr double kMaxHeldOutMapeOverRuns = 0.190;
-constexpr double kMaxHeldOutMapeOverSources = 0.175;
+constexpr double kMaxHeldOutMapeOverRuns = 0.175;
+constexpr double kMaxHeldOutMapeOverSources = 0.155;
 
 struct Dbs {
   HardwareDb hw;
@@ -106,9 +105,11 @@ TEST(Accuracy, ShippedParametersOnTheCalibrationRuns) {
     const char* source;
     double max_mape;
   };
-  // Measured: 14.2%, 4.0%, 6.5%, 3.9%, 10.8%, 13.7%; overall 7.5%.
-  const Bound bounds[] = {{"narayanan2021", 0.15}, {"korthikanti2022", 0.045}, {"nemo-24.07", 0.07},
-                          {"llm-foundry", 0.045},  {"torchtitan", 0.12},       {"vtrain", 0.14}};
+  // Measured 2026-12-01 (kernel-grounded prior, framework profiles):
+  // 13.9%, 4.2%, 3.3%, 8.1%, 10.7%, 14.4%; overall 9.8% (before #10:
+  // 14.2%, 4.0%, 6.5%, 3.9%, 10.8%, 13.7%; 7.5%).
+  const Bound bounds[] = {{"narayanan2021", 0.15}, {"korthikanti2022", 0.05}, {"nemo-24.07", 0.045},
+                          {"llm-foundry", 0.09},   {"torchtitan", 0.12},      {"vtrain", 0.155}};
   for (const Bound& b : bounds) {
     bool found = false;
     for (const SourceAccuracy& a : r.by_source) {
@@ -119,7 +120,7 @@ TEST(Accuracy, ShippedParametersOnTheCalibrationRuns) {
     }
     EXPECT_TRUE(found) << b.source;
   }
-  EXPECT_LE(r.overall.mape, 0.08);
+  EXPECT_LE(r.overall.mape, 0.105);
   // Ranking inside vTrain's grid, which includes deliberately slow layouts.
   for (const SourceAccuracy& a : r.by_source) {
     if (a.source == "vtrain") {
@@ -314,9 +315,14 @@ TEST(CrossValidation, HeldOutErrorOfEachSourceStaysBounded) {
   auto profiles = ReadOperatorProfiles(std::string(MFU_SOURCE_DIR) + "/tests/data/vidur");
   ASSERT_TRUE(profiles.ok()) << profiles.status().message();
   Dbs d = LoadDbs();
+  // From the kernel-grounded prior, as `mfu calibrate --cross-validate` does:
+  // the shipped table was fitted to every source and would leak the
+  // held-out one into its own prediction.
+  auto prior = EfficiencyDb::LoadBuiltinPrior();
+  ASSERT_TRUE(prior.ok()) << prior.status().message();
   CalibrateOptions o;
   o.operators = &*profiles;
-  auto cv = CrossValidate(*runs, d.hw, d.clusters, d.efficiency, o);
+  auto cv = CrossValidate(*runs, d.hw, d.clusters, *prior, o);
   ASSERT_TRUE(cv.ok()) << cv.status().message();
   ASSERT_EQ(cv->held_out.by_source.size(), std::size(kCrossValidationBounds));
   ASSERT_EQ(cv->in_sample.by_source.size(), cv->held_out.by_source.size());

@@ -267,8 +267,10 @@ double PredictSample(const OperatorSample& s, const HardwareDb& hw, const Effici
   StatusOr<const Accelerator*> gpu = hw.Find(s.accelerator);
   if (!gpu.ok())
     return 0;
+  // A measured GEMM includes its launch and tail: the per-kernel gap the
+  // training model also charges (kernel_overhead_us).
   if (s.gemm)
-    return GemmSeconds(**gpu, e, DType::kFp16, s.m, s.n, s.k);
+    return GemmSeconds(**gpu, e, DType::kFp16, s.m, s.n, s.k) + e.kernel_overhead_us * 1e-6;
   return VectorKernelSeconds(e.vector_kernels[static_cast<size_t>(s.kernel)], (*gpu)->memory_bw_tbps * 1e12, s.tokens,
                              s.row_bytes);
 }

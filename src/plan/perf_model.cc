@@ -318,7 +318,18 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
              dpd = static_cast<double>(dp), mbs = static_cast<double>(c.micro_batch);
   const Link tp_link = link(tp, 1);
   const Link cp_link = link(cp, tp);
-  const Link ep_link = link(ep * etp, tp * cp / etp);
+  // An all-to-all sends (n - local) / n of its bytes off the scale-up
+  // domain, each GPU over its own NIC (NCCL's 8x400G all-to-all on 32 H100:
+  // 48 of 50 GB/s per GPU), the rest over NVLink.
+  auto a2a_link = [&](double n, double stride) {
+    Link l = link(n, stride);
+    if (n * stride > domain && n > 1 && out_bw > 0) {
+      const double local = std::clamp(std::floor(domain / stride), 1.0, n);
+      l.bw = std::min(out_bw * (n - 1) / std::max(n - local, 1.0), up_bw);
+    }
+    return l;
+  };
+  const Link ep_link = a2a_link(ep * etp, tp * cp / etp);
   const Link dp_link = link(dpd * cp, tp);
   // Megatron places expert TP x EP innermost over the dp x cp x tp ranks:
   // the expert-data-parallel group's members sit ep x etp GPUs apart (one
