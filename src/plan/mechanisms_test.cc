@@ -29,22 +29,6 @@ const EfficiencyDb& Shipped() {
   return db;
 }
 
-// `model` on `gpus` GPUs of `cluster` (null: one H100 node) with `e` and `fw`.
-PerfModel MakeWith(const ModelSpec& model, int64_t seq, int64_t gpus, const char* cluster, const EfficiencyParams& e,
-                   const FrameworkProfile& fw) {
-  TrainingSetup s;
-  s.model = &model;
-  s.seq_len = seq;
-  s.gpu = cluster != nullptr ? Gpu(FindCluster(cluster)->accelerator.c_str()) : Gpu("h100-sxm5-80gb");
-  s.cluster = cluster != nullptr ? FindCluster(cluster) : nullptr;
-  s.gpus = gpus;
-  s.efficiency = e;
-  s.framework = fw;
-  StatusOr<PerfModel> p = PerfModel::Create(s);
-  EXPECT_TRUE(p.ok()) << p.status().message();
-  return std::move(p).value();
-}
-
 TrainingConfig Layout(int64_t tp, int64_t pp, int64_t cp, int64_t gbs) {
   TrainingConfig c;
   c.tp = tp;

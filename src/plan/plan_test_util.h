@@ -104,18 +104,26 @@ inline ModelSpec GenericMoe(int64_t layers, int64_t hidden, int64_t heads, int64
   return m.ok() ? std::move(m).value() : ModelSpec();
 }
 
-// A model (held by the caller) on `gpus` GPUs of `cluster` (null: one h100 domain).
-inline PerfModel Make(const ModelSpec& model, int64_t seq, int64_t gpus, const char* cluster) {
+// A model (held by the caller) on `gpus` GPUs of `cluster` (null: one h100
+// domain) with efficiency `e` and framework profile `fw`.
+inline PerfModel MakeWith(const ModelSpec& model, int64_t seq, int64_t gpus, const char* cluster,
+                          const EfficiencyParams& e, const FrameworkProfile& fw = {}) {
   TrainingSetup s;
   s.model = &model;
   s.seq_len = seq;
   s.gpu = cluster != nullptr ? Gpu(FindCluster(cluster)->accelerator.c_str()) : Gpu("h100-sxm5-80gb");
   s.cluster = cluster != nullptr ? FindCluster(cluster) : nullptr;
   s.gpus = gpus;
-  s.efficiency = TestEfficiency();
+  s.efficiency = e;
+  s.framework = fw;
   StatusOr<PerfModel> p = PerfModel::Create(s);
   EXPECT_TRUE(p.ok()) << p.status().message();
   return std::move(p).value();
+}
+
+// The same with the test efficiency and the default framework profile.
+inline PerfModel Make(const ModelSpec& model, int64_t seq, int64_t gpus, const char* cluster) {
+  return MakeWith(model, seq, gpus, cluster, TestEfficiency());
 }
 
 }  // namespace mfu::plan_test
