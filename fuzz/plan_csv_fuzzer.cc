@@ -1,5 +1,6 @@
 // Fuzzes the performance model's CSV readers (clusters, efficiency
-// parameters and vector kernel tables, measured training runs) and, for
+// parameters and vector kernel tables, measured training runs, framework
+// profiles, kernel figures) and, for
 // tables and runs that parse, the model itself: any bytes must give a result
 // or a Status, never a crash; every vector kernel time must be finite and
 // non-negative; every predicted step time must be finite and its components
@@ -11,6 +12,8 @@
 
 #include "mfu/calibrate.h"
 #include "mfu/cluster.h"
+#include "mfu/framework.h"
+#include "mfu/kernel_figures.h"
 #include "mfu/perf_model.h"
 #include "mfu/training_runs.h"
 #include "mfu/vector_kernels.h"
@@ -19,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1)
     return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 5) {
     case 0: {
       mfu::StatusOr<mfu::ClusterDb> db = mfu::ClusterDb::LoadBuiltin();
       if (!db.ok())
@@ -75,6 +78,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           __builtin_trap();
         }
       }
+      break;
+    }
+    case 3: {
+      // Framework profiles: every name of a successful add is found again.
+      mfu::StatusOr<mfu::FrameworkDb> db = mfu::FrameworkDb::LoadBuiltin();
+      if (!db.ok())
+        __builtin_trap();
+      if (db->AddCsv(text, "fuzz.csv").ok()) {
+        for (const mfu::FrameworkProfile& p : db->all()) {
+          if (!db->Find(p.name).ok() || p.dp_grad_overlap < 0 || p.dp_grad_overlap > 1)
+            __builtin_trap();
+        }
+      }
+      break;
+    }
+    case 4: {
+      // Kernel figures: parsed rows are predicted without a crash.
+      mfu::StatusOr<std::vector<mfu::KernelFigure>> figures = mfu::ParseKernelFigures(text, "fuzz.csv");
+      if (!figures.ok())
+        break;
+      mfu::StatusOr<mfu::HardwareDb> hw = mfu::HardwareDb::LoadBuiltin();
+      mfu::StatusOr<mfu::ClusterDb> clusters = mfu::ClusterDb::LoadBuiltin();
+      mfu::StatusOr<mfu::EfficiencyDb> eff = mfu::EfficiencyDb::LoadBuiltinPrior();
+      if (!hw.ok() || !clusters.ok() || !eff.ok())
+        __builtin_trap();
+      (void)mfu::ValidateKernelFigures(*figures, *hw, *clusters, *eff);
       break;
     }
   }
