@@ -19,12 +19,13 @@ namespace mfu {
 // fastest production kernel (cuDNN fused attention through Transformer
 // Engine, FlashAttention-3 on Hopper, FlashAttention-4 / cuDNN on Blackwell,
 // FlashAttention-2 on Ampere); kFa2 is FlashAttention-2 everywhere (PyTorch
-// SDPA's flash backend); kUnfused materialises the scores (pre-2022
-// Megatron).
-enum class AttentionKernel { kBest, kFa2, kUnfused };
+// SDPA's flash backend); kTriton the 2022-23 Triton FlashAttention (MPT's
+// `attn_impl: triton`, with ALiBi); kUnfused materialises the scores
+// (pre-2022 Megatron).
+enum class AttentionKernel { kBest, kFa2, kTriton, kUnfused };
 const char* AttentionKernelName(AttentionKernel kernel);
 // "best" (aliases "cudnn", "fa3", "fa4", "te"), "fa2" ("sdpa", "flash"),
-// "unfused" ("eager", "math"); kInvalidArgument otherwise.
+// "triton", "unfused" ("eager", "math"); kInvalidArgument otherwise.
 StatusOr<AttentionKernel> ParseAttentionKernel(std::string_view name);
 
 // How context parallelism exchanges keys and values.

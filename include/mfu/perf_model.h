@@ -44,6 +44,7 @@ struct EfficiencyParams {
   double attention_bwd_fraction = 0.5;   // backward (2.5x the forward FLOPs)
   double attention_bwd_half_seq = 400;   // backward
   double attention_fa2_ratio = 1;        // FlashAttention-2's rate / the best kernel's on this family
+  double attention_triton_ratio = 0.55;  // Triton FlashAttention's (2022-23) rate / FlashAttention-2's
   double vector_bw_fraction = 0.7;       // streamed traffic without a kernel row of its own: GEMM
                                          // operands, KV cache, rope, softmax, optimizer; achieved / HBM
   double scaleup_bw_fraction = 0.75;     // collective bus bandwidth / NVLink bandwidth
@@ -64,7 +65,7 @@ struct EfficiencyParams {
   VectorKernelTable vector_kernels;
 };
 
-inline constexpr size_t kNumEfficiencyParams = 14;  // the fitted ones (not memory_reserved_gib)
+inline constexpr size_t kNumEfficiencyParams = 15;  // the fitted ones (not memory_reserved_gib)
 // name, pointer-to-member, and the bounds calibration keeps it in.
 struct EfficiencyParamInfo {
   const char* name;
@@ -292,7 +293,7 @@ double ComputePeakFlops(const Accelerator& gpu, const EfficiencyParams& e, DType
 // computed whole: x n / (n + 1), n = seq_kv / 128); backward the same with
 // the bwd parameters; head dims scale it by g(hd) / g(128), g(d) = d / (d +
 // 51) (FlashAttention-3's hd64/128/256 sweep on H100); kFa2 times
-// attention_fa2_ratio. Capped at 0.98. kUnfused has no fused rate (returns
+// attention_fa2_ratio (kTriton: also attention_triton_ratio). Capped at 0.98. kUnfused has no fused rate (returns
 // 0: the model times it as GEMMs plus softmax traffic).
 double AttentionEfficiency(const EfficiencyParams& e, AttentionKernel kernel, bool backward, double seq_kv, bool causal,
                            double head_dim);

@@ -27,8 +27,9 @@ void SetupFlags::Register(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--framework-file", framework_files, "CSV adding or changing framework profiles; repeatable")
       ->allow_extra_args(false);
-  app.add_option("--attention", attention,
-                 "Attention kernel: flash (the framework's), best (cudnn/fa3/fa4), fa2, unfused [default: framework]");
+  app.add_option(
+      "--attention", attention,
+      "Attention kernel: flash (the framework's), best (cudnn/fa3/fa4), fa2, triton, unfused [default: framework]");
   app.add_option("--state", state,
                  "Stored dtypes per parameter: megatron, torchtitan-fsdp, deepspeed, bf16 (docs/memory.md)")
       ->capture_default_str();

@@ -79,6 +79,7 @@ std::array<EfficiencyParamInfo, kNumEfficiencyParams> EfficiencyParamInfos() {
       {"attention_bwd_fraction", &EfficiencyParams::attention_bwd_fraction, 0.1, 0.95},
       {"attention_bwd_half_seq", &EfficiencyParams::attention_bwd_half_seq, 0, 8192},
       {"attention_fa2_ratio", &EfficiencyParams::attention_fa2_ratio, 0.1, 1},
+      {"attention_triton_ratio", &EfficiencyParams::attention_triton_ratio, 0.1, 1},
       {"vector_bw_fraction", &EfficiencyParams::vector_bw_fraction, 0.1, 0.98},
       {"scaleup_bw_fraction", &EfficiencyParams::scaleup_bw_fraction, 0.1, 0.98},
       {"scaleout_bw_fraction", &EfficiencyParams::scaleout_bw_fraction, 0.1, 0.98},

@@ -133,6 +133,8 @@ const char* AttentionKernelName(AttentionKernel kernel) {
       return "best";
     case AttentionKernel::kFa2:
       return "fa2";
+    case AttentionKernel::kTriton:
+      return "triton";
     case AttentionKernel::kUnfused:
       return "unfused";
   }
@@ -145,9 +147,11 @@ StatusOr<AttentionKernel> ParseAttentionKernel(std::string_view name) {
     return AttentionKernel::kBest;
   if (v == "fa2" || v == "sdpa" || v == "flash")
     return AttentionKernel::kFa2;
+  if (v == "triton")
+    return AttentionKernel::kTriton;
   if (v == "unfused" || v == "eager" || v == "math")
     return AttentionKernel::kUnfused;
-  return InvalidArgumentError("attention kernel '" + v + "' is not best (cudnn, fa3, fa4), fa2 or unfused");
+  return InvalidArgumentError("attention kernel '" + v + "' is not best (cudnn, fa3, fa4), fa2, triton or unfused");
 }
 
 const char* CpModeName(CpMode mode) {

@@ -366,10 +366,10 @@ StatusOr<std::vector<OperatorFamilyFit>> FitOperatorProfiles(const OperatorProfi
     static const auto infos = EfficiencyParamInfos();
     for (const EfficiencyParamInfo& info : infos) {
       const std::string name = info.name;
-      const bool measured =
-          ((name == "matmul_peak_fraction" || name == "matmul_half_dim" || name == "vector_bw_fraction") &&
-           fit.gemms > 0) ||
-          (name == "scaleup_bw_fraction" && fit.collectives > 0);
+      const bool measured = ((name == "matmul_peak_fraction" || name == "matmul_half_dim" ||
+                              name == "vector_bw_fraction" || name == "kernel_overhead_us") &&
+                             fit.gemms > 0) ||
+                            (name == "scaleup_bw_fraction" && fit.collectives > 0);
       if (measured) {
         params.push_back(&info);
         fit.fitted.push_back(name);

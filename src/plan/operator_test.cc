@@ -130,12 +130,12 @@ TEST_F(OperatorProfilesTest, PerOperatorMedianErrors) {
     double a100, h100;  // measured: A100, H100
   };
   const Bound bounds[] = {
-      // Measured 2026-12-01 with the per-kernel floor (kernel_overhead_us) in
-      // every GEMM prediction; the goal is 15% for each.
-      {"attn_pre_proj", 0.14, 0.06},     // 13.1%, 4.6%
-      {"attn_post_proj", 0.15, 0.14},    // 14.2%, 13.2%
-      {"mlp_up_proj", 0.07, 0.06},       // 5.7%, 4.9%
-      {"mlp_down_proj", 0.08, 0.08},     // 7.0%, 6.8%
+      // Measured 2026-12-01 with the per-kernel floor (kernel_overhead_us,
+      // fitted here too) in every GEMM prediction; the goal is 15% for each.
+      {"attn_pre_proj", 0.05, 0.07},     // 4.0%, 5.9%
+      {"attn_post_proj", 0.055, 0.095},  // 4.3%, 8.2%
+      {"mlp_up_proj", 0.055, 0.05},      // 4.4%, 3.9%
+      {"mlp_down_proj", 0.045, 0.08},    // 3.4%, 6.9%
       {"input_layernorm", 0.045, 0.02},  // 2.9%, 0.0% (Vidur's times are whole microseconds)
       {"add", 0.025, 0.12},              // 0.9%, 10.7%
       {"mlp_act", 0.09, 0.105},          // 7.4%, 9.1%

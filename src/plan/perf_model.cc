@@ -682,8 +682,10 @@ double AttentionEfficiency(const EfficiencyParams& e, AttentionKernel kernel, bo
     eff *= Gemm(seq_kv, half);
   }
   eff *= Gemm(head_dim, kAttentionHalfHeadDim) / Gemm(128, kAttentionHalfHeadDim);
-  if (kernel == AttentionKernel::kFa2)
+  if (kernel == AttentionKernel::kFa2 || kernel == AttentionKernel::kTriton)
     eff *= e.attention_fa2_ratio;
+  if (kernel == AttentionKernel::kTriton)
+    eff *= e.attention_triton_ratio;
   return std::min(eff, 0.98);
 }
 
