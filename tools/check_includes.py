@@ -15,8 +15,9 @@ ALLOWED = {
     "flops": {"base", "model", "hwdb"},
     "trace": {"base", "model", "hwdb", "flops"},
     "plan": {"base", "model", "hwdb", "flops"},
+    "catalog": {"base", "model", "hwdb", "flops", "trace", "plan"},
     "report": {"base"},
-    "cli": {"base", "model", "hwdb", "flops", "trace", "plan", "report"},
+    "cli": {"base", "model", "hwdb", "flops", "trace", "plan", "catalog", "report"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -29,33 +29,12 @@
 #include <string_view>
 #include <vector>
 
+#include "mfu/result.h"
 #include "mfu/status.h"
 #include "mfu/trace.h"
 #include "mfu/trace_classify.h"
 
 namespace mfu {
-
-enum class CollectiveKind : uint8_t {
-  kAllReduce = 0,
-  kAllGather,
-  kReduceScatter,
-  kAllToAll,
-  kBroadcast,
-  kReduce,
-  kGather,
-  kScatter,
-  kSend,      // point-to-point: never matched across ranks
-  kRecv,      // point-to-point
-  kSendRecv,  // an NCCL SendRecv kernel with nothing else known (all_to_all or batched p2p)
-  kBarrier,
-  kUnknown,  // a communication kernel whose collective is unknown (ncclDevKernel_Generic, DeepEP, NVSHMEM)
-};
-inline constexpr size_t kNumCollectiveKinds = 13;
-
-// "allreduce", "allgather", "reducescatter", "alltoall", "broadcast",
-// "reduce", "gather", "scatter", "send", "recv", "sendrecv", "barrier",
-// "unknown".
-const char* CollectiveKindName(CollectiveKind kind);
 
 // The kind named by a collective argument ("allreduce", "_allgather_base",
 // "all_to_all", "reduce_scatter_tensor_coalesced"), a c10d annotation
@@ -63,16 +42,6 @@ const char* CollectiveKindName(CollectiveKind kind);
 // ("ncclKernel_AllReduce_RING_LL_Sum_float(...)", "ncclDevKernel_AllGather_RING_LL(...)").
 // kUnknown when nothing matches ("coalesced", "ncclDevKernel_Generic").
 CollectiveKind CollectiveKindFromName(std::string_view name);
-
-inline bool IsPointToPoint(CollectiveKind kind) {
-  return kind == CollectiveKind::kSend || kind == CollectiveKind::kRecv;
-}
-
-// nccl-tests' bus-bandwidth factor for a group of `group_size` ranks:
-// allreduce 2(n-1)/n; allgather, reducescatter, alltoall, gather, scatter
-// (n-1)/n; broadcast, reduce, send, recv, sendrecv 1; barrier and unknown 0
-// (no payload). 0 when `group_size` < 1.
-double BusBandwidthFactor(CollectiveKind kind, int64_t group_size);
 
 // Bytes per element of a dtype as PyTorch writes it in collective args
 // ("Float", "BFloat16") or in `Input type` ("float", "c10::BFloat16",

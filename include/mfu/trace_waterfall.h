@@ -42,6 +42,7 @@
 #include "mfu/flops.h"
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
+#include "mfu/result.h"
 #include "mfu/status.h"
 #include "mfu/trace.h"
 #include "mfu/trace_breakdown.h"
@@ -49,20 +50,6 @@
 #include "mfu/trace_flops.h"
 
 namespace mfu {
-
-enum class WaterfallBucket : uint8_t {
-  kIdle = 0,
-  kExposedCommunication,
-  kExposedMemcpy,
-  kUnattributed,
-  kNonMatrixKernels,
-  kMatrixUnknownFlops,
-  kMatrixBelowPeak,
-  kMatrixAtPeak,
-};
-inline constexpr size_t kNumWaterfallBuckets = 8;
-// "idle", "exposed_communication", ..., "[unattributed]", "matrix_at_peak".
-const char* WaterfallBucketName(WaterfallBucket bucket);
 
 // How many FLOPs the model needs per step.
 struct ModelStepInput {

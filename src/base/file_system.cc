@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace mfu::base {
+namespace mfu {
 
 StatusOr<std::string> RealFileSystem::ReadFile(const std::string& path) const {
   std::ifstream in(path, std::ios::binary);
@@ -26,4 +26,4 @@ StatusOr<std::string> InMemoryFileSystem::ReadFile(const std::string& path) cons
   return it->second;
 }
 
-}  // namespace mfu::base
+}  // namespace mfu

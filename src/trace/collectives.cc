@@ -302,15 +302,6 @@ Status CheckClasses(const RankTrace& t, size_t num_classes, size_t index) {
 
 }  // namespace
 
-const char* CollectiveKindName(CollectiveKind kind) {
-  static constexpr const char* kNames[] = {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast",
-                                           "reduce",    "gather",    "scatter",       "send",     "recv",
-                                           "sendrecv",  "barrier",   "unknown"};
-  static_assert(std::size(kNames) == kNumCollectiveKinds);
-  size_t i = static_cast<size_t>(kind);
-  return i < kNumCollectiveKinds ? kNames[i] : "unknown";
-}
-
 CollectiveKind CollectiveKindFromName(std::string_view name) {
   const std::string_view full = name;
   for (std::string_view prefix : {"ncclKernel_", "ncclDevKernel_"}) {
@@ -364,32 +355,6 @@ CollectiveKind CollectiveKindFromName(std::string_view name) {
       return kind;
   }
   return CollectiveKind::kUnknown;
-}
-
-double BusBandwidthFactor(CollectiveKind kind, int64_t group_size) {
-  if (group_size < 1)
-    return 0;
-  double n = static_cast<double>(group_size);
-  switch (kind) {
-    case CollectiveKind::kAllReduce:
-      return 2 * (n - 1) / n;
-    case CollectiveKind::kAllGather:
-    case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kAllToAll:
-    case CollectiveKind::kGather:
-    case CollectiveKind::kScatter:
-      return (n - 1) / n;
-    case CollectiveKind::kBroadcast:
-    case CollectiveKind::kReduce:
-    case CollectiveKind::kSend:
-    case CollectiveKind::kRecv:
-    case CollectiveKind::kSendRecv:
-      return 1;
-    case CollectiveKind::kBarrier:
-    case CollectiveKind::kUnknown:
-      return 0;
-  }
-  return 0;
 }
 
 int64_t DtypeSizeBytes(std::string_view dtype) {

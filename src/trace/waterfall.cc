@@ -224,28 +224,6 @@ std::vector<Window> StepWindows(const RankTrace& trace, std::span<const uint32_t
 
 }  // namespace
 
-const char* WaterfallBucketName(WaterfallBucket bucket) {
-  switch (bucket) {
-    case WaterfallBucket::kIdle:
-      return "idle";
-    case WaterfallBucket::kExposedCommunication:
-      return "exposed_communication";
-    case WaterfallBucket::kExposedMemcpy:
-      return "exposed_memcpy";
-    case WaterfallBucket::kUnattributed:
-      return "[unattributed]";
-    case WaterfallBucket::kNonMatrixKernels:
-      return "non_matrix_kernels";
-    case WaterfallBucket::kMatrixUnknownFlops:
-      return "matrix_unknown_flops";
-    case WaterfallBucket::kMatrixBelowPeak:
-      return "matrix_below_peak";
-    case WaterfallBucket::kMatrixAtPeak:
-      return "matrix_at_peak";
-  }
-  return "?";
-}
-
 namespace {
 
 StatusOr<StepWaterfall> WaterfallOf(const RankTrace& trace, std::span<const KernelClass> classes,

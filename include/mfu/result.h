@@ -1,0 +1,135 @@
+#pragma once
+
+// The result vocabulary every job shares (measured by `mfu trace`, predicted
+// by `mfu predict`/`plan` and by the inference model), so that measured and
+// predicted results read side by side, bucket for bucket:
+//
+//   Waterfall    where one step's time went: named buckets in integer
+//                nanoseconds that sum exactly to the step, and the identity
+//                MFU_hw = compute-time share x matrix-op share x matrix-op
+//                efficiency (each factor reported).
+//   Utilization  model and hardware FLOP/s per GPU against the dense peak of
+//                the precision, with the FLOPs convention that counted them.
+//   CollectiveKind and its nccl-tests bus-bandwidth factor.
+//
+// Units are in the names: _ns, _s, _bytes, _flops, _per_s; fractions are
+// 0..1.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "mfu/flops.h"
+#include "mfu/hwdb.h"
+#include "mfu/status.h"
+
+namespace mfu {
+
+// ---------------------------------------------------------------- Waterfall
+
+enum class WaterfallBucket : uint8_t {
+  kIdle = 0,              // no GPU activity (predicted: pipeline bubble, kernel gaps)
+  kExposedCommunication,  // communication not under compute
+  kExposedMemcpy,         // copies not under compute or communication
+  kUnattributed,          // busy only with kernels no classifier rule names
+  kNonMatrixKernels,      // compute time not covered by matrix kernels
+  kMatrixUnknownFlops,    // matrix-kernel time whose FLOPs are unknown
+  kMatrixBelowPeak,       // matrix time - FLOPs / peak
+  kMatrixAtPeak,          // executed matrix FLOPs / dense peak: the useful part
+};
+inline constexpr size_t kNumWaterfallBuckets = 8;
+// "idle", "exposed_communication", "exposed_memcpy", "[unattributed]",
+// "non_matrix_kernels", "matrix_unknown_flops", "matrix_below_peak",
+// "matrix_at_peak".
+const char* WaterfallBucketName(WaterfallBucket bucket);
+
+// One step's time, measured or predicted.
+struct Waterfall {
+  int64_t step_ns = 0;
+  std::array<int64_t, kNumWaterfallBuckets> bucket_ns{};
+  int64_t operator[](WaterfallBucket b) const { return bucket_ns[static_cast<size_t>(b)]; }
+  int64_t& operator[](WaterfallBucket b) { return bucket_ns[static_cast<size_t>(b)]; }
+
+  // MFU_hw = compute_share x matrix_share x matrix_efficiency (fractions).
+  double compute_share = 0;      // compute / step
+  double matrix_share = 0;       // matrix / compute
+  double matrix_efficiency = 0;  // at peak / matrix
+  double mfu_hw = 0;             // at peak / step
+
+  // Fills the four factors from the buckets: compute = every bucket from
+  // non_matrix_kernels on, matrix = the three matrix buckets, at peak =
+  // matrix_at_peak. (A measured waterfall computes them from exact, unrounded
+  // times and sets them itself.)
+  void SetFactorsFromBuckets();
+};
+
+// Buckets given in seconds (negative values are clamped to 0), rounded to
+// integer nanoseconds with the largest-remainder rule so that they sum
+// exactly to round(sum of seconds x 1e9); the factors from the buckets.
+Waterfall WaterfallFromSeconds(const std::array<double, kNumWaterfallBuckets>& seconds);
+
+// kInternal naming the violation: a negative bucket, buckets that do not sum
+// to the step, a factor outside [0, 1] (matrix efficiency may exceed 1 only
+// by rounding), or a product of factors that differs from mfu_hw by > 1e-9.
+Status CheckConsistency(const Waterfall& w);
+
+// -------------------------------------------------------------- Utilization
+
+// Model FLOPs (the convention's count, the MFU numerator) and hardware FLOPs
+// (with recomputation: HFU) per GPU per second against the dense peak.
+struct Utilization {
+  Convention convention = Convention::kMegatron;
+  DType precision = DType::kBf16;   // whose dense peak
+  double model_flops_per_s = 0;     // per GPU
+  double hardware_flops_per_s = 0;  // per GPU
+  double peak_flops_per_s = 0;      // dense, per GPU
+  double mfu = 0;                   // model / peak
+  double hfu = 0;                   // hardware / peak
+};
+
+// Fills mfu and hfu (0 when the peak is 0).
+Utilization MakeUtilization(Convention convention, DType precision, double model_flops_per_s,
+                            double hardware_flops_per_s, double peak_flops_per_s);
+
+// The dense peak of `precision` on `gpu`, in FLOP/s, with the one fallback
+// rule every job uses: bf16 falls back to fp16 and fp16 to bf16 when the
+// device lists only one of them (their tensor-core rates are equal on every
+// accelerator that lists both). 0 when neither is listed.
+double DensePeakFlops(const Accelerator& gpu, DType precision);
+
+// ------------------------------------------------------------- Collectives
+
+enum class CollectiveKind : uint8_t {
+  kAllReduce = 0,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kBroadcast,
+  kReduce,
+  kGather,
+  kScatter,
+  kSend,      // point-to-point: never matched across ranks
+  kRecv,      // point-to-point
+  kSendRecv,  // an NCCL SendRecv kernel with nothing else known (all_to_all or batched p2p)
+  kBarrier,
+  kUnknown,  // a communication kernel whose collective is unknown (ncclDevKernel_Generic, DeepEP, NVSHMEM)
+};
+inline constexpr size_t kNumCollectiveKinds = 13;
+
+// "allreduce", "allgather", "reducescatter", "alltoall", "broadcast",
+// "reduce", "gather", "scatter", "send", "recv", "sendrecv", "barrier",
+// "unknown".
+const char* CollectiveKindName(CollectiveKind kind);
+
+inline bool IsPointToPoint(CollectiveKind kind) {
+  return kind == CollectiveKind::kSend || kind == CollectiveKind::kRecv;
+}
+
+// nccl-tests' bus-bandwidth factor for a group of `group_size` ranks:
+// allreduce 2(n-1)/n; allgather, reducescatter, alltoall, gather, scatter
+// (n-1)/n; broadcast, reduce, send, recv, sendrecv 1; barrier and unknown 0
+// (no payload). 0 when `group_size` < 1.
+double BusBandwidthFactor(CollectiveKind kind, int64_t group_size);
+
+}  // namespace mfu
