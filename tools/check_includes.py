@@ -16,7 +16,7 @@ ALLOWED = {
     "trace": {"base", "model", "hwdb", "flops"},
     "plan": {"base", "model", "hwdb", "flops"},
     "catalog": {"base", "model", "hwdb", "flops", "trace", "plan"},
-    "report": {"base"},
+    "report": {"base", "model", "hwdb", "flops", "trace", "plan", "catalog"},
     "cli": {"base", "model", "hwdb", "flops", "trace", "plan", "catalog", "report"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -39,6 +39,7 @@ struct ConventionInfo {
 };
 std::span<const ConventionInfo> AllConventions();
 const char* ConventionName(Convention convention);
+const char* ConventionSummary(Convention convention);  // one line, AllConventions()
 // Accepts the names of AllConventions() and aliases (nanogpt, torchtitan,
 // kaplan6n, hf_6n_total, mosaic). kInvalidArgument lists the names.
 StatusOr<Convention> ParseConvention(std::string_view text);

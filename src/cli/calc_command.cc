@@ -9,7 +9,7 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/model_flags.h"
-#include "cli/output.h"
+#include "report/json_common.h"
 #include "mfu/calc.h"
 #include "report/table.h"
 
@@ -77,8 +77,8 @@ class CalcCommand final : public Command {
     }
     MFU_ASSIGN_OR_RETURN(MfuResult r, ComputeMfu(spec, *gpu, o_.throughput, options));
     if (o_.json) {
-      nlohmann::json j = JsonEnvelope();
-      j["model"] = ModelJson(spec);
+      nlohmann::json j = report::JsonEnvelope();
+      j["model"] = report::ModelJson(spec);
       j["gpu"] = {{"id", gpu->id}, {"name", gpu->display_name()}, {"count", o_.throughput.gpus}};
       j["convention"] = {{"name", ConventionName(options.convention)}};
       j["recompute"] = RecomputeName(options.recompute);
@@ -94,7 +94,7 @@ class CalcCommand final : public Command {
       j["mfu"] = r.mfu;
       j["hfu"] = r.hfu;
       j["band"] = r.band;
-      PrintJson(ctx.out, j);
+      report::PrintJson(ctx.out, j);
       return Status::Ok();
     }
     Print(ctx.out, spec, *gpu, options, r);

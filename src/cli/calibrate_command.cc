@@ -15,7 +15,7 @@
 
 #include "base/strings.h"
 #include "cli/command.h"
-#include "cli/output.h"
+#include "report/json_common.h"
 #include "mfu/calibrate.h"
 #include "mfu/operator_profiles.h"
 #include "report/table.h"
@@ -307,7 +307,7 @@ class CalibrateCommand final : public Command {
     }
     MFU_RETURN_IF_ERROR(WriteTables(result.fitted));
     if (json_) {
-      PrintJson(ctx.out, ToJson(runs, cv));
+      report::PrintJson(ctx.out, ToJson(runs, cv));
       return Status::Ok();
     }
     PrintText(ctx.out, runs, cv);
@@ -349,7 +349,7 @@ class CalibrateCommand final : public Command {
 
   nlohmann::json ToJson(const TrainingRunSet& runs, const CrossValidation& cv) const {
     const CalibrationResult& result = cv.fit;
-    nlohmann::json j = JsonEnvelope();
+    nlohmann::json j = report::JsonEnvelope();
     j["runs_file"] = runs_path_;
     j["skipped"] = nlohmann::json::array();
     for (const SkippedRun& s : runs.skipped)

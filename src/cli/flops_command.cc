@@ -11,7 +11,7 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/model_flags.h"
-#include "cli/output.h"
+#include "report/json_common.h"
 #include "mfu/flops.h"
 #include "report/table.h"
 
@@ -106,9 +106,9 @@ class FlopsCommand final : public Command {
       MFU_ASSIGN_OR_RETURN(convention, ParseConvention(o_.convention));
     }
     const ParamCounts params = CountParams(spec);
-    nlohmann::json j = JsonEnvelope();
-    j["model"] = ModelJson(spec);
-    j["params"] = ParamsJson(params);
+    nlohmann::json j = report::JsonEnvelope();
+    j["model"] = report::ModelJson(spec);
+    j["params"] = report::ParamsJson(params);
     if (o_.inference != "decode")
       j["seq_len"] = o_.seq_len;
     j["batch"] = o_.batch;
@@ -116,7 +116,7 @@ class FlopsCommand final : public Command {
     std::ostringstream text;
     const CommandContext buffered{text, ctx.err};
     if (!o_.json)
-      PrintModelSummary(text, spec, params);
+      report::PrintModelSummary(text, spec, params);
     if (!o_.inference.empty()) {
       MFU_RETURN_IF_ERROR(RunInference(buffered, spec, convention, j));
     } else {
@@ -125,7 +125,7 @@ class FlopsCommand final : public Command {
         MFU_RETURN_IF_ERROR(RunAllConventions(buffered, spec, recompute, j));
     }
     if (o_.json) {
-      PrintJson(ctx.out, j);
+      report::PrintJson(ctx.out, j);
     } else {
       ctx.out << text.str();
     }
@@ -231,14 +231,6 @@ class FlopsCommand final : public Command {
     PrintComponents(ctx.out, f.per_token);
     ctx.out << fmt::format("\ntokens {}  total FLOPs {}\n", base::FormatThousands(f.tokens), report::Sci(f.total));
     return Status::Ok();
-  }
-
-  static const char* ConventionSummary(Convention c) {
-    for (const auto& info : AllConventions()) {
-      if (info.convention == c)
-        return info.summary;
-    }
-    return "";
   }
 
   FlopsOptions o_;

@@ -13,7 +13,7 @@
 
 #include "base/strings.h"
 #include "cli/command.h"
-#include "cli/output.h"
+#include "report/json_common.h"
 #include "mfu/hwdb.h"
 #include "report/table.h"
 
@@ -183,11 +183,11 @@ class HwCommand final : public Command {
                                   "': no accelerators (vendors: " + base::Join(vendors, ", ") + ")");
     }
     if (o_.json) {
-      nlohmann::json j = JsonEnvelope();
+      nlohmann::json j = report::JsonEnvelope();
       j["accelerators"] = nlohmann::json::array();
       for (const Accelerator* a : selected)
         j["accelerators"].push_back(AcceleratorJson(*a));
-      PrintJson(ctx.out, j);
+      report::PrintJson(ctx.out, j);
       return Status::Ok();
     }
     report::Table table({"id", "vendor", "name", "form factor", "bf16", "fp16", "fp8", "fp4", "mem GB", "TB/s"});
@@ -207,9 +207,9 @@ class HwCommand final : public Command {
     if (o_.json) {
       // The entry's fields at the top level: `peak_tflops.<dtype>` is the
       // path scripts rely on (docs/cli.md).
-      nlohmann::json j = JsonEnvelope();
+      nlohmann::json j = report::JsonEnvelope();
       j.update(AcceleratorJson(*a));
-      PrintJson(ctx.out, j);
+      report::PrintJson(ctx.out, j);
     } else {
       PrintShow(ctx.out, *a);
     }

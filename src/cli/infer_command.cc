@@ -17,7 +17,7 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/model_flags.h"
-#include "cli/output.h"
+#include "report/json_common.h"
 #include "mfu/cluster.h"
 #include "mfu/framework.h"
 #include "mfu/inference.h"
@@ -263,7 +263,7 @@ class InferCommand final : public Command {
         j["measured_tpot"] = step_json(*tpot);
       if (mix)
         j["workload"] = MixJson(pairs, *mix);
-      PrintJson(ctx.out, j);
+      report::PrintJson(ctx.out, j);
       return Status::Ok();
     }
 
@@ -392,7 +392,7 @@ class InferCommand final : public Command {
   // The envelope and what every infer JSON names: model, GPU, layout,
   // precisions, convention.
   static nlohmann::json HeaderJson(const ModelSpec& spec, const InferenceSetup& s, const InferenceModel& m) {
-    nlohmann::json j = JsonEnvelope();
+    nlohmann::json j = report::JsonEnvelope();
     j["model"] = spec.name;
     j["gpu"] = {{"id", s.gpu->id}, {"count", m.gpus()}};
     j["layout"] = {{"tp", s.tp}, {"pp", s.pp}, {"ep", s.ep}};
@@ -454,7 +454,7 @@ class InferCommand final : public Command {
       nlohmann::json j = HeaderJson(spec, s, m);
       j["kv_capacity_tokens"] = mem.kv_capacity_tokens;
       j["workload"] = MixJson(pairs, mix);
-      PrintJson(ctx.out, j);
+      report::PrintJson(ctx.out, j);
       return Status::Ok();
     }
     std::ostream& o = ctx.out;

@@ -12,7 +12,7 @@
 
 #include "base/strings.h"
 #include "cli/command.h"
-#include "cli/output.h"
+#include "report/json_common.h"
 #include "mfu/kernel_figures.h"
 #include "report/table.h"
 
@@ -118,7 +118,7 @@ class KernelsCommand final : public Command {
       MFU_RETURN_IF_ERROR(efficiency.AddFile(file));
     MFU_ASSIGN_OR_RETURN(KernelValidation v, ValidateKernelFigures(figures, hw, clusters, efficiency));
     if (json_) {
-      nlohmann::json j = JsonEnvelope();
+      nlohmann::json j = report::JsonEnvelope();
       j["figures_file"] = figures_path_;
       j["groups"] = GroupsJson(v);
       j["unvalidated"] = nlohmann::json::object();
@@ -128,7 +128,7 @@ class KernelsCommand final : public Command {
           j["unvalidated"][family].push_back(KernelFigureKindName(k));
       }
       j["figures"] = FiguresJson(v);
-      PrintJson(ctx.out, j);
+      report::PrintJson(ctx.out, j);
       return Status::Ok();
     }
     size_t modelled = 0;

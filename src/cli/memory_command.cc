@@ -13,7 +13,7 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/model_flags.h"
-#include "cli/output.h"
+#include "report/json_common.h"
 #include "mfu/memory.h"
 #include "report/table.h"
 
@@ -235,9 +235,9 @@ class MemoryCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(Estimates e, Estimate(spec));
     MFU_ASSIGN_OR_RETURN(DType kv_dtype, ParseDType(o_.kv_dtype));
     const ParamCounts params = CountParams(spec);
-    nlohmann::json j = JsonEnvelope();
-    j["model"] = ModelJson(spec);
-    j["params"] = ParamsJson(params);
+    nlohmann::json j = report::JsonEnvelope();
+    j["model"] = report::ModelJson(spec);
+    j["params"] = report::ParamsJson(params);
     j["training"] = TrainingJson(e);
     j["per_gpu"] = PerGpuJson(e.layout, e.per_gpu);
     report::Table kv_table({"KV cache", "bytes", "note"});
@@ -253,10 +253,10 @@ class MemoryCommand final : public Command {
                        fmt::format("context {} (sliding windows capped)", context)});
     }
     if (o_.json) {
-      PrintJson(ctx.out, j);
+      report::PrintJson(ctx.out, j);
       return Status::Ok();
     }
-    PrintModelSummary(ctx.out, spec, params);
+    report::PrintModelSummary(ctx.out, spec, params);
     ctx.out << "state       " << StateLine(o_, e.state) << "\n";
     ctx.out << "layout      " << LayoutLine(e.layout, e.per_gpu) << "\n\n";
     TrainingTable(o_, e).Print(ctx.out);

@@ -5,7 +5,7 @@
 
 #include "base/strings.h"
 #include "cli/command.h"
-#include "cli/output.h"
+#include "report/json_common.h"
 #include "report/table.h"
 
 namespace mfu::cli {
@@ -31,9 +31,9 @@ class ModelsCommand final : public Command {
                       {"params", {{"total", p.total}, {"active", p.active}}}});
     }
     if (json_) {
-      nlohmann::json j = JsonEnvelope();
+      nlohmann::json j = report::JsonEnvelope();
       j["models"] = list;
-      PrintJson(ctx.out, j);
+      report::PrintJson(ctx.out, j);
     } else {
       table.Print(ctx.out);
     }

@@ -13,7 +13,7 @@
 
 #include "base/strings.h"
 #include "cli/command.h"
-#include "cli/output.h"
+#include "report/json_common.h"
 #include "cli/plan_flags.h"
 #include "cli/plan_render.h"
 #include "mfu/planner.h"
@@ -181,7 +181,7 @@ class PlanCommand final : public Command {
     }
 
     if (json_) {
-      nlohmann::json j = JsonEnvelope();
+      nlohmann::json j = report::JsonEnvelope();
       j["setup"] = SetupJson(*s);
       j["search"] = {{"evaluated", plan.evaluated}, {"fitting", plan.fitting}, {"seconds", seconds}};
       nlohmann::json issues = nlohmann::json::object();
@@ -217,7 +217,7 @@ class PlanCommand final : public Command {
                                 {"global_batch", p.gbs},
                                 {"best", p.found ? PredictionJson(p.best) : nlohmann::json(nullptr)}});
       }
-      PrintJson(ctx.out, j);
+      report::PrintJson(ctx.out, j);
       return Status::Ok();
     }
 

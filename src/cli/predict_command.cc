@@ -9,7 +9,7 @@
 
 #include "base/strings.h"
 #include "cli/command.h"
-#include "cli/output.h"
+#include "report/json_common.h"
 #include "cli/plan_flags.h"
 #include "cli/plan_render.h"
 #include "mfu/perf_model.h"
@@ -42,11 +42,11 @@ class PredictCommand final : public Command {
     if (c.global_batch == 0)
       derived.push_back("global batch = dp x micro-batch = " + std::to_string(p.config.global_batch) + " sequences");
     if (json_) {
-      nlohmann::json j = JsonEnvelope();
+      nlohmann::json j = report::JsonEnvelope();
       j["setup"] = SetupJson(*s);
       j["derived"] = derived;
       j["prediction"] = PredictionJson(p);
-      PrintJson(ctx.out, j);
+      report::PrintJson(ctx.out, j);
       return Status::Ok();
     }
     PrintSetup(ctx.out, *s);

@@ -12,7 +12,7 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/model_flags.h"
-#include "cli/output.h"
+#include "report/json_common.h"
 #include "cli/trace_analysis.h"
 #include "cli/trace_render.h"
 
@@ -111,7 +111,7 @@ class TraceCommand final : public Command {
     if (!o_.csv_dir.empty())
       MFU_RETURN_IF_ERROR(WriteTraceCsv(o_.csv_dir, job));
     if (o_.json) {
-      PrintJson(ctx.out, TraceJobJson(job, options));
+      report::PrintJson(ctx.out, TraceJobJson(job, options));
     } else {
       PrintTraceJob(ctx.out, job, options, o_.verbose);
     }

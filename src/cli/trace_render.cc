@@ -9,7 +9,7 @@
 #include <ostream>
 
 #include "base/strings.h"
-#include "cli/output.h"
+#include "report/json_common.h"
 #include "report/table.h"
 
 namespace mfu::cli {
@@ -373,7 +373,7 @@ void PrintRank(std::ostream& out, const RankAnalysis& r, bool verbose) {
 }  // namespace
 
 nlohmann::json TraceJobJson(const JobAnalysis& job, const TraceJobOptions& options) {
-  nlohmann::json j = JsonEnvelope();
+  nlohmann::json j = report::JsonEnvelope();
   j["variant"] = BreakdownVariantName(options.variant);
   nlohmann::json ranks = nlohmann::json::array();
   for (const auto& r : job.ranks)

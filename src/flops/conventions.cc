@@ -48,6 +48,14 @@ const char* ConventionName(Convention convention) {
   return "?";
 }
 
+const char* ConventionSummary(Convention convention) {
+  for (const auto& c : kConventions) {
+    if (c.convention == convention)
+      return c.summary;
+  }
+  return "";
+}
+
 StatusOr<Convention> ParseConvention(std::string_view text) {
   std::string t = base::ToLower(base::Trim(text));
   std::vector<std::string> names;

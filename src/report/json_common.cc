@@ -1,14 +1,15 @@
-#include "cli/output.h"
+#include "report/json_common.h"
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <ostream>
 #include <string>
 
 #include "base/strings.h"
 #include "mfu/version.h"
 
-namespace mfu::cli {
+namespace mfu::report {
 
 nlohmann::json JsonEnvelope() {
   nlohmann::json j;
@@ -17,9 +18,47 @@ nlohmann::json JsonEnvelope() {
   return j;
 }
 
-void PrintJson(std::ostream& out, const nlohmann::json& value) {
+std::string JsonText(const nlohmann::json& value) {
   // Invalid UTF-8 from a user's file is replaced rather than thrown on.
-  out << value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  return value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+void PrintJson(std::ostream& out, const nlohmann::json& value) {
+  out << JsonText(value);
+}
+
+nlohmann::json GpuJson(const Accelerator& gpu) {
+  return {{"id", gpu.id}, {"name", gpu.display_name()}};
+}
+
+nlohmann::json ConventionJson(Convention convention) {
+  return {{"name", ConventionName(convention)}, {"summary", ConventionSummary(convention)}};
+}
+
+nlohmann::json WaterfallJson(const Waterfall& w) {
+  nlohmann::json buckets = nlohmann::json::object();
+  for (size_t b = 0; b < kNumWaterfallBuckets; ++b)
+    buckets[WaterfallBucketName(static_cast<WaterfallBucket>(b))] = w.bucket_ns[b];
+  return {{"step_ns", w.step_ns},
+          {"buckets_ns", buckets},
+          {"compute_share", w.compute_share},
+          {"matrix_share", w.matrix_share},
+          {"matrix_efficiency", w.matrix_efficiency},
+          {"mfu_hw", w.mfu_hw}};
+}
+
+nlohmann::json UtilizationJson(const Utilization& u) {
+  return {{"convention", ConventionName(u.convention)},
+          {"precision", DTypeName(u.precision)},
+          {"model_flops_per_s", u.model_flops_per_s},
+          {"hardware_flops_per_s", u.hardware_flops_per_s},
+          {"peak_flops_per_s", u.peak_flops_per_s},
+          {"mfu", u.mfu},
+          {"hfu", u.hfu}};
+}
+
+int64_t JsonInt(double value) {
+  return std::isfinite(value) ? std::llround(value) : 0;
 }
 
 nlohmann::json ModelJson(const ModelSpec& s) {
@@ -100,4 +139,4 @@ void PrintModelSummary(std::ostream& out, const ModelSpec& s, const ParamCounts&
     out << "note        " << note << "\n";
 }
 
-}  // namespace mfu::cli
+}  // namespace mfu::report
