@@ -52,6 +52,10 @@ int PrintHelp(const CLI::App& app, const std::vector<std::string>& topic, std::o
 // Registers `mfu help [command [subcommand]]`, filling `topic`.
 CLI::App* AddHelpCommand(CLI::App& app, std::vector<std::string>& topic);
 
+// A library message in the CLI's spelling: every "parameter 'seq_len'" (how
+// the library names a request field, mfu/setup.h Param) becomes "--seq-len".
+std::string InFlagSpelling(std::string message);
+
 // "" when argv[1] is a flag or a known command; else a one-line error with a
 // "did you mean" suggestion.
 std::string CheckCommandName(const CLI::App& app, int argc, char** argv);

@@ -1,6 +1,7 @@
 // `mfu help <command>` and the unknown-command check of main.cc.
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -62,6 +63,21 @@ std::string CheckCommandName(const CLI::App& app, int argc, char** argv) {
   std::string suggestion = base::ClosestMatch(word, names);
   return "unknown command '" + word + "'" + (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)") +
          "; commands: " + base::Join(names, ", ");
+}
+
+std::string InFlagSpelling(std::string message) {
+  static constexpr std::string_view kPrefix = "parameter '";
+  for (size_t at = message.find(kPrefix); at != std::string::npos; at = message.find(kPrefix, at)) {
+    const size_t name_begin = at + kPrefix.size();
+    const size_t name_end = message.find('\'', name_begin);
+    if (name_end == std::string::npos)
+      break;
+    std::string flag = "--" + message.substr(name_begin, name_end - name_begin);
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    message.replace(at, name_end + 1 - at, flag);
+    at += flag.size();
+  }
+  return message;
 }
 
 }  // namespace mfu::cli

@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     mfu::Status status = command->Run(context);
     if (status.ok())
       return 0;
-    std::cerr << "mfu: " << status.message() << "\n";
+    std::cerr << "mfu: " << mfu::cli::InFlagSpelling(status.message()) << "\n";
     return status.code() == mfu::StatusCode::kInvalidArgument ? 2 : 1;
   }
   return 2;
