@@ -8,6 +8,7 @@
 #include "mfu/flops.h"
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
+#include "mfu/result.h"
 #include "mfu/status.h"
 
 namespace mfu {
@@ -50,5 +51,35 @@ StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, co
 // "leading: the best published runs reach ~70%", or "above any published
 // run: check the inputs".
 std::string MfuBand(double mfu);
+
+// ---------------------------------------------------------- the calc job
+
+// What `mfu calc` is asked. The whole-job and per-GPU throughputs are text
+// with k/M/G/B/T suffixes ("46k"); exactly one of them or the step time.
+struct CalcRequest {
+  ModelSpec model;
+  std::string gpu;                     // accelerator name, alias or id
+  TrainingThroughput throughput;       // gpus, seq_len, step_time_s, global_batch
+  std::string tokens_per_sec;          // "" : not given
+  std::string tokens_per_sec_per_gpu;  // "" : not given
+  std::string convention = "megatron";
+  std::string recompute = "none";
+  std::string precision = "bf16";
+};
+
+struct CalcReport {
+  ModelSpec model;
+  const Accelerator* gpu = nullptr;  // points into the hardware database
+  TrainingThroughput throughput;     // as resolved (suffixes parsed)
+  MfuOptions options;
+  MfuResult result;
+  Utilization utilization;  // per GPU, against the dense peak of the precision
+};
+
+// The MFU of `request` on `hardware`. kNotFound for an unknown accelerator;
+// kInvalidArgument naming the parameter (as `parameter 'gpus'`) for what
+// ComputeMfu rejects, an unparsable or non-positive throughput, a global
+// batch without a step time, an unknown convention, recompute or precision.
+StatusOr<CalcReport> RunCalc(const HardwareDb& hardware, const CalcRequest& request);
 
 }  // namespace mfu

@@ -7,8 +7,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "mfu/model.h"
 #include "mfu/status.h"
@@ -127,5 +130,62 @@ StatusOr<int64_t> DitTokens(const ModelSpec& spec, int64_t frames, int64_t heigh
 // Tokens of the model's standard clip: 81 frames at 720p (1280x720 for the
 // Wan2.1 VAE, 1280x704 for Wan2.2's 16x VAE, whose sizes must divide by 32).
 StatusOr<int64_t> DefaultDitTokens(const ModelSpec& spec);
+
+// -------------------------------------------------------- the flops job
+
+// What `mfu flops` is asked: training counts under a convention (or every
+// convention), or the counts of one inference step.
+struct FlopsRequest {
+  ModelSpec model;
+  std::optional<int64_t> seq_len;  // unset: 4096 capped at the model's maximum (DiT: 81 frames at 720p)
+  int64_t batch = 1;
+  std::string convention = "megatron";  // or "all" (training only)
+  std::string recompute = "none";
+  std::string inference;  // "", "prefill" or "decode"
+  int64_t context = 0;    // decode: keys per new token
+  int64_t cached = 0;     // prefill: tokens already cached
+  std::string mla = "naive";
+  int64_t frames = 0, height = 0, width = 0;  // DiT: the video instead of seq_len
+};
+
+// One row of the comparison across conventions: the counts, or why the
+// convention does not apply to the model.
+struct ConventionCount {
+  const ConventionInfo* info = nullptr;
+  std::optional<TrainingFlops> flops;
+  std::string error;
+};
+
+struct FlopsReport {
+  ModelSpec model;
+  ParamCounts params;
+  int64_t seq_len = 0;
+  int64_t batch = 1;
+  Convention convention = Convention::kMegatron;
+  Recompute recompute = Recompute::kNone;
+  std::optional<TrainingFlops> training;     // no inference
+  std::vector<ConventionCount> conventions;  // convention "all"
+  std::string inference;                     // "prefill" or "decode"; "" for training
+  std::string mla;
+  int64_t context = 0, cached = 0;
+  std::optional<InferenceFlops> inference_flops;
+};
+
+// The counts of `request`. kInvalidArgument naming the parameter (as
+// `parameter 'batch'`) for a batch below 1, recompute or context or cached
+// with the wrong mode, convention "all" with inference, a decode without a
+// context, an unknown convention or recompute mode, video sizes with a
+// sequence length or on a non-DiT model; the errors of the counting
+// functions (a sequence beyond the model's maximum).
+StatusOr<FlopsReport> CountFlops(const FlopsRequest& request);
+
+// A preset and its parameter counts (`mfu models`).
+struct PresetCount {
+  PresetInfo preset;
+  ParamCounts params;
+};
+// Every preset compiled into the library, sorted by name. kInternal when a
+// preset does not load (a broken build).
+StatusOr<std::vector<PresetCount>> CountPresetParams();
 
 }  // namespace mfu

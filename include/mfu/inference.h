@@ -21,6 +21,7 @@
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
 #include "mfu/perf_model.h"
+#include "mfu/result.h"
 #include "mfu/status.h"
 
 namespace mfu {
@@ -100,6 +101,13 @@ struct StepCost {
   double comm_s = 0;           // tensor-parallel all-reduces (not overlapped), pipeline sends
   double time_s = 0;           // the roofline per operator, summed, plus communication
   bool compute_bound = false;  // more time in operators limited by compute than by bandwidth
+  // time_s split for one GPU (docs/infer.md "Waterfall"): matrix_at_peak
+  // the executed FLOPs at the dense peak, matrix_below_peak the rest of the
+  // GEMM and attention operators' time (compute- or memory-bound),
+  // non_matrix_kernels the vector kernels, exposed_communication comm_s,
+  // idle the other pipeline stages' share of the step. Empty when time_s is 0.
+  Waterfall waterfall;
+  Utilization utilization;  // model FLOPs (convention) and executed FLOPs per second vs the dense peak
   double total_bytes() const { return weight_bytes + kv_read_bytes + kv_write_bytes + activation_bytes; }
 };
 
@@ -148,12 +156,12 @@ struct WorkloadMix {
 };
 
 struct SpeculativeResult {
-  double tokens_per_step = 0;             // (1 - a^(k+1)) / (1 - a)
-  double step_s = 0;                      // drafting k tokens + one verify step over k+1 positions
-  double tpot_s = 0;                      // step_s / tokens_per_step
-  double speedup = 0;                     // plain decode TPOT / speculative TPOT
-  double model_flops_utilization = 0;     // emitted tokens' model FLOPs / (time x peak)
-  double hardware_flops_utilization = 0;  // everything executed (rejected positions, drafter)
+  double tokens_per_step = 0;  // (1 - a^(k+1)) / (1 - a)
+  double step_s = 0;           // drafting k tokens + one verify step over k+1 positions
+  double tpot_s = 0;           // step_s / tokens_per_step
+  double speedup = 0;          // plain decode TPOT / speculative TPOT
+  double mfu = 0;              // emitted tokens' model FLOPs / (time x peak)
+  double hfu = 0;              // everything executed (rejected positions, drafter)
 };
 
 struct StepUtilization {
@@ -183,6 +191,9 @@ class InferenceModel {
   const InferenceSetup& setup() const { return setup_; }
   int64_t gpus() const { return setup_.tp * setup_.pp; }
   double peak_flops() const { return peak_; }
+  // The dtype the GEMMs run in: the weights' where the GPU has tensor cores
+  // for it (fp8, fp4), else bf16 (weight-only int8/int4 dequantize).
+  DType compute_dtype() const { return compute_dtype_; }
   double hbm_bytes_per_s() const { return hbm_; }
 
   InferenceMemory Memory() const;
@@ -225,7 +236,17 @@ class InferenceModel {
  private:
   InferenceModel() = default;
   struct Segment;  // one kind of tokens in a pass (inference.cc)
+  // One GPU's pass through its pipeline stage, in seconds.
+  struct StageTimes {
+    double matrix_s = 0;  // GEMM and attention operators, the LM head
+    double vector_s = 0;  // vector kernels
+    double comm_s = 0;    // tensor-parallel collectives and pipeline sends
+  };
   StepCost Step(const std::vector<Segment>& segments) const;
+  // `sequences` decoding `positions` new tokens each at `context` cached
+  // ones; false when the FLOPs model rejects the context.
+  bool DecodeSegment(double sequences, double context, double positions, Segment& g) const;
+  void SetWaterfall(const StageTimes& stage, StepCost& c) const;
   Status CheckContext(double tokens) const;
   InferenceSetup setup_;
   double peak_ = 0;          // dense FLOP/s of the GEMM dtype (the MFU denominator)

@@ -5,6 +5,8 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "mfu/flops.h"
@@ -176,5 +178,56 @@ struct KvCacheSize {
 // plus the rope key (kv_lora_rank + qk_rope_head_dim), sliding-window layers
 // keep at most `window` tokens.
 StatusOr<KvCacheSize> ComputeKvCache(const ModelSpec& spec, DType dtype, int64_t context_len);
+
+// ------------------------------------------------------- the memory job
+
+// What `mfu memory` is asked: a model, the training state, the activations'
+// shape and a parallel layout (as `mfu predict`'s), and the KV cache dtype.
+struct MemoryRequest {
+  ModelSpec model;
+  std::optional<int64_t> seq_len;  // unset: 4096 (DiT: the tokens of 81 frames at 720p)
+  int64_t micro_batch = 1;
+  std::string recompute = "none";
+  bool flash_attention = true;
+  bool sequence_parallel = false;
+  std::string state = "megatron";  // TrainingStatePreset
+  std::string weight_dtype;        // "": the state's
+  std::string grad_dtype;          // "": the state's
+  std::string optimizer = "adam";  // adam, adam-fp32, sgd
+  std::string kv_dtype = "bf16";
+  int64_t context = 0;  // KV cache context; 0: seq_len
+  int64_t gpus = 0;     // 0: tp x pp x cp
+  int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = 1;
+  int zero = 1;
+  int64_t global_batch = 0;  // 0: dp x micro_batch
+};
+
+struct MemoryReport {
+  ModelSpec model;
+  ParamCounts params;
+  std::string state;      // the preset's name
+  std::string optimizer;  // as requested
+  TrainingStateDtypes dtypes;
+  double state_bytes_per_param = 0;  // unsharded
+  ParallelLayout layout;
+  TrainingMemoryOptions options;
+  TrainingMemory per_rank;   // whole-model state, activations per TP rank
+  TrainingMemory unsharded;  // everything on one GPU (tp 1)
+  TrainingMemoryPerGpu per_gpu;
+  // Decoder models only.
+  std::optional<KvCacheSize> kv_cache;
+  DType kv_dtype = DType::kBf16;
+  int64_t kv_context = 0;
+};
+
+// The memory of `request`. kInvalidArgument naming the parameter (as
+// `parameter 'tp'`, mfu/setup.h) for an unknown state, dtype or recompute
+// mode, a layout that does not fit the model (ValidateParallelLayout), a
+// micro-batch outside [1, 2^24], a global batch that is not a multiple of
+// dp x micro-batch, sequence parallelism without tensor parallelism.
+StatusOr<MemoryReport> EstimateMemory(const MemoryRequest& request);
+
+// Bytes one parameter keeps between steps with `dtypes`, unsharded.
+double StateBytesPerParam(const TrainingStateDtypes& dtypes);
 
 }  // namespace mfu

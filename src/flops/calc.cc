@@ -4,6 +4,7 @@
 #include <string>
 
 #include "base/strings.h"
+#include "mfu/result.h"
 
 namespace mfu {
 namespace {
@@ -31,34 +32,36 @@ StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, co
                                const MfuOptions& options) {
   int sources = (in.tokens_per_s > 0) + (in.tokens_per_s_per_gpu > 0) + (in.step_time_s > 0);
   if (sources == 0) {
-    return InvalidArgumentError("give one of --tokens-per-sec, --tokens-per-sec-per-gpu or --step-time");
+    return InvalidArgumentError(
+        "give one of parameter 'tokens_per_sec', parameter 'tokens_per_sec_per_gpu' or parameter 'step_time'");
   }
   if (sources > 1) {
     return InvalidArgumentError(
-        "--tokens-per-sec, --tokens-per-sec-per-gpu and --step-time are alternatives; give only one");
+        "parameter 'tokens_per_sec', parameter 'tokens_per_sec_per_gpu' and parameter 'step_time' are alternatives; "
+        "give only one");
   }
   if (in.gpus < 1 || in.gpus > 10'000'000) {
-    return InvalidArgumentError("--gpus must be between 1 and 10,000,000, got " + std::to_string(in.gpus));
+    return InvalidArgumentError("parameter 'gpus' must be between 1 and 10,000,000, got " + std::to_string(in.gpus));
   }
   MfuResult r;
   MFU_ASSIGN_OR_RETURN(r.flops, ComputeTrainingFlops(spec, options.convention, in.seq_len, options.recompute));
   const auto gpus = static_cast<double>(in.gpus);
   if (in.tokens_per_s > 0) {
-    MFU_RETURN_IF_ERROR(CheckPositive(in.tokens_per_s, "--tokens-per-sec"));
+    MFU_RETURN_IF_ERROR(CheckPositive(in.tokens_per_s, "parameter 'tokens_per_sec'"));
     r.tokens_per_s_per_gpu = in.tokens_per_s / gpus;
   } else if (in.tokens_per_s_per_gpu > 0) {
-    MFU_RETURN_IF_ERROR(CheckPositive(in.tokens_per_s_per_gpu, "--tokens-per-sec-per-gpu"));
+    MFU_RETURN_IF_ERROR(CheckPositive(in.tokens_per_s_per_gpu, "parameter 'tokens_per_sec_per_gpu'"));
     r.tokens_per_s_per_gpu = in.tokens_per_s_per_gpu;
   } else {
-    MFU_RETURN_IF_ERROR(CheckPositive(in.step_time_s, "--step-time"));
+    MFU_RETURN_IF_ERROR(CheckPositive(in.step_time_s, "parameter 'step_time'"));
     if (in.global_batch < 1)
-      return InvalidArgumentError("--step-time needs --global-batch (sequences per step)");
+      return InvalidArgumentError("parameter 'step_time' needs parameter 'global_batch' (sequences per step)");
     r.tokens_per_s_per_gpu =
         static_cast<double>(in.global_batch) * static_cast<double>(in.seq_len) / in.step_time_s / gpus;
   }
   r.peak_tflops = gpu.peak_tflops[static_cast<size_t>(options.precision)];
   if (!(r.peak_tflops > 0)) {
-    return InvalidArgumentError("--precision: " + gpu.id + " has no dense " + DTypeName(options.precision) +
+    return InvalidArgumentError("parameter 'precision': " + gpu.id + " has no dense " + DTypeName(options.precision) +
                                 " peak in the hardware database");
   }
   r.model_tflops_per_gpu = r.flops.model_per_token * r.tokens_per_s_per_gpu / 1e12;
@@ -66,13 +69,44 @@ StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, co
   r.mfu = r.model_tflops_per_gpu / r.peak_tflops;
   r.hfu = r.hardware_tflops_per_gpu / r.peak_tflops;
   if (r.hfu > 1.0) {
-    return InvalidArgumentError("the throughput implies " + base::FormatSi(r.hardware_tflops_per_gpu * 1e12) +
-                                " FLOP/s per GPU, " + std::to_string(static_cast<int>(std::lround(r.hfu * 100))) +
-                                "% of the dense " + DTypeName(options.precision) + " peak of " + gpu.id +
-                                ": check the throughput, --gpus, --seq-len and --precision");
+    return InvalidArgumentError(
+        "the throughput implies " + base::FormatSi(r.hardware_tflops_per_gpu * 1e12) + " FLOP/s per GPU, " +
+        std::to_string(static_cast<int>(std::lround(r.hfu * 100))) + "% of the dense " + DTypeName(options.precision) +
+        " peak of " + gpu.id +
+        ": check the throughput, parameter 'gpus', parameter 'seq_len' and parameter 'precision'");
   }
   r.band = MfuBand(r.mfu);
   return r;
+}
+
+StatusOr<CalcReport> RunCalc(const HardwareDb& hardware, const CalcRequest& request) {
+  CalcReport out;
+  out.model = request.model;
+  MFU_ASSIGN_OR_RETURN(out.gpu, hardware.Find(request.gpu));
+  MFU_ASSIGN_OR_RETURN(out.options.convention, ParseConvention(request.convention));
+  MFU_ASSIGN_OR_RETURN(out.options.recompute, ParseRecompute(request.recompute));
+  MFU_ASSIGN_OR_RETURN(out.options.precision, ParseDType(request.precision));
+  TrainingThroughput& t = out.throughput;
+  t = request.throughput;
+  if (!request.tokens_per_sec.empty()) {
+    MFU_ASSIGN_OR_RETURN(t.tokens_per_s, base::ParseScaledNumber(request.tokens_per_sec, "parameter 'tokens_per_sec'"));
+    if (!(t.tokens_per_s > 0))
+      return InvalidArgumentError("parameter 'tokens_per_sec' must be positive");
+  }
+  if (!request.tokens_per_sec_per_gpu.empty()) {
+    MFU_ASSIGN_OR_RETURN(t.tokens_per_s_per_gpu,
+                         base::ParseScaledNumber(request.tokens_per_sec_per_gpu, "parameter 'tokens_per_sec_per_gpu'"));
+    if (!(t.tokens_per_s_per_gpu > 0))
+      return InvalidArgumentError("parameter 'tokens_per_sec_per_gpu' must be positive");
+  }
+  if (t.global_batch > 0 && !(t.step_time_s > 0))
+    return InvalidArgumentError("parameter 'global_batch' goes with parameter 'step_time'");
+  MFU_ASSIGN_OR_RETURN(out.result, ComputeMfu(out.model, *out.gpu, t, out.options));
+  const double tokens_per_s = out.result.tokens_per_s_per_gpu;
+  out.utilization =
+      MakeUtilization(out.options.convention, out.options.precision, out.result.flops.model_per_token * tokens_per_s,
+                      out.result.flops.hardware_per_token * tokens_per_s, out.result.peak_tflops * 1e12);
+  return out;
 }
 
 }  // namespace mfu

@@ -46,6 +46,26 @@ struct Row {
   double Num(const char* column) const { return std::stod((*this)[column]); }
 };
 
+// The transformer shape a calibration row gives (the rest is per source).
+GenericModelOptions ShapeOf(const Row& row) {
+  GenericModelOptions o;
+  o.layers = row.Int("layers");
+  o.hidden = row.Int("hidden");
+  o.heads = row.Int("heads");
+  o.ffn = row.Int("ffn");
+  o.vocab = row.Int("vocab");
+  return o;
+}
+
+// The row's job size and throughput per GPU.
+TrainingThroughput PerGpuThroughputOf(const Row& row) {
+  TrainingThroughput in;
+  in.gpus = row.Int("gpu_count");
+  in.seq_len = row.Int("seq_len");
+  in.tokens_per_s_per_gpu = row.Num("tokens_per_s_per_gpu");
+  return in;
+}
+
 // torchtitan benchmarks/llama3_h100_202412_torchtitan.md: "1D Llama 3.1 8B
 // on 8 or 128 H100 GPUs without Float8 achieves 33% to 39% MFU" with the
 // 6*N(non-embedding) + 6*L*H*(dqk+dv)*T count and the SXM peak (989 TF).
@@ -83,12 +103,7 @@ TEST(Calc, KorthikantiSelectiveRows) {
     Row row{runs, i};
     if (row["source"].rfind("Korthikanti", 0) != 0 || row["mfu_pct"].empty())
       continue;
-    GenericModelOptions o;
-    o.layers = row.Int("layers");
-    o.hidden = row.Int("hidden");
-    o.heads = row.Int("heads");
-    o.ffn = row.Int("ffn");
-    o.vocab = row.Int("vocab");
+    GenericModelOptions o = ShapeOf(row);
     o.gated_mlp = false;
     auto spec = BuildGenericModel(o);
     ASSERT_TRUE(spec.ok());
@@ -119,12 +134,7 @@ TEST(Calc, LlmFoundryA100Rows) {
       continue;
     if (row["gpu_type"].find("a100") == std::string::npos || row["mfu_pct"].empty())
       continue;
-    GenericModelOptions o;
-    o.layers = row.Int("layers");
-    o.hidden = row.Int("hidden");
-    o.heads = row.Int("heads");
-    o.ffn = row.Int("ffn");
-    o.vocab = row.Int("vocab");
+    GenericModelOptions o = ShapeOf(row);
     o.gated_mlp = false;
     o.tied_embeddings = true;
     o.bias = true;
@@ -132,10 +142,7 @@ TEST(Calc, LlmFoundryA100Rows) {
     o.position_embeddings = row.Int("seq_len");
     auto spec = BuildGenericModel(o);
     ASSERT_TRUE(spec.ok());
-    TrainingThroughput in;
-    in.gpus = row.Int("gpu_count");
-    in.seq_len = row.Int("seq_len");
-    in.tokens_per_s_per_gpu = row.Num("tokens_per_s_per_gpu");
+    const TrainingThroughput in = PerGpuThroughputOf(row);
     bool checkpointing = row["recompute"].find("full") != std::string::npos;
     MfuOptions options{Convention::kLlmFoundry, checkpointing ? Recompute::kFull : Recompute::kNone, DType::kBf16};
     auto r = ComputeMfu(*spec, Gpu("a100"), in, options);
@@ -158,20 +165,12 @@ TEST(Calc, NeMo2407TflopsPerGpu) {
     Row row{runs, i};
     if (row["source"].rfind("NVIDIA/NeMo", 0) != 0)
       continue;
-    GenericModelOptions o;
-    o.layers = row.Int("layers");
-    o.hidden = row.Int("hidden");
-    o.heads = row.Int("heads");
+    GenericModelOptions o = ShapeOf(row);
     o.kv_heads = row.Int("kv_heads");
-    o.ffn = row.Int("ffn");
-    o.vocab = row.Int("vocab");
     o.gated_mlp = row["model"].find("LLAMA") != std::string::npos;
     auto spec = BuildGenericModel(o);
     ASSERT_TRUE(spec.ok());
-    TrainingThroughput in;
-    in.gpus = row.Int("gpu_count");
-    in.seq_len = row.Int("seq_len");
-    in.tokens_per_s_per_gpu = row.Num("tokens_per_s_per_gpu");
+    const TrainingThroughput in = PerGpuThroughputOf(row);
     auto r = ComputeMfu(*spec, Gpu("h100"), in, {Convention::kExact, Recompute::kNone, DType::kFp8});
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_NEAR(r->model_tflops_per_gpu / row.Num("tflops_per_gpu"), 1.0, 0.005) << row["model"];

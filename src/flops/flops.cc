@@ -352,7 +352,7 @@ StatusOr<int64_t> DefaultDitTokens(const ModelSpec& spec) {
 
 StatusOr<int64_t> DitTokens(const ModelSpec& spec, int64_t frames, int64_t height, int64_t width) {
   if (spec.arch != ArchKind::kDiT)
-    return InvalidArgumentError("--frames/--height/--width apply to DiT models only");
+    return InvalidArgumentError("parameter 'frames'/parameter 'height'/parameter 'width' apply to DiT models only");
   if (frames < 1 || height < 1 || width < 1 || frames > 100000 || height > 100000 || width > 100000) {
     return InvalidArgumentError("video size must be positive and sane, got " + std::to_string(frames) + " frames of " +
                                 std::to_string(height) + "x" + std::to_string(width));
@@ -360,9 +360,9 @@ StatusOr<int64_t> DitTokens(const ModelSpec& spec, int64_t frames, int64_t heigh
   const int64_t t = spec.dit.vae_stride_t;
   const int64_t hw = spec.dit.vae_stride_hw * 2;  // VAE stride x patch (2)
   if ((frames - 1) % t != 0)
-    return InvalidArgumentError("--frames must be 1 + a multiple of " + std::to_string(t));
+    return InvalidArgumentError("parameter 'frames' must be 1 + a multiple of " + std::to_string(t));
   if (height % hw != 0 || width % hw != 0) {
-    return InvalidArgumentError("--height and --width must be multiples of " + std::to_string(hw));
+    return InvalidArgumentError("parameter 'height' and parameter 'width' must be multiples of " + std::to_string(hw));
   }
   return (1 + (frames - 1) / t) * (height / hw) * (width / hw);
 }

@@ -219,35 +219,23 @@ TEST(Memory, BadLayoutsNameTheField) {
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
     return s.message().substr(0, s.message().find(' '));
   };
-  ParallelLayout l;
-  l.tp = 3;
-  l.gpus = 3;
-  EXPECT_EQ(first_word(l), "tp");
-  l = ParallelLayout{};
-  l.tp = 8;
-  l.gpus = 12;
-  EXPECT_EQ(first_word(l), "gpus");
-  l = ParallelLayout{};
-  l.zero_stage = 4;
-  EXPECT_EQ(first_word(l), "zero");
-  l = ParallelLayout{};
-  l.ep = 2;
-  l.gpus = 2;
-  EXPECT_EQ(first_word(l), "ep");
-  l = ParallelLayout{};
-  l.pp = 64;
-  l.gpus = 64;
-  EXPECT_EQ(first_word(l), "pp");
-  l = ParallelLayout{};
-  l.vpp = 2;
-  EXPECT_EQ(first_word(l), "vpp");
-  l = ParallelLayout{};
-  l.cp = 3;
-  l.gpus = 3;
-  EXPECT_EQ(first_word(l, 8192), "cp");  // 8192 is not a multiple of 6
-  l = ParallelLayout{};
-  l.tp = 0;
-  EXPECT_EQ(first_word(l), "tp");
+  // Each layout breaks one rule; the message names its field first.
+  struct Case {
+    ParallelLayout layout;
+    const char* field;
+  };
+  const Case cases[] = {
+      {{.gpus = 3, .tp = 3}, "tp"},
+      {{.gpus = 12, .tp = 8}, "gpus"},
+      {{.zero_stage = 4}, "zero"},
+      {{.gpus = 2, .ep = 2}, "ep"},
+      {{.gpus = 64, .pp = 64}, "pp"},
+      {{.vpp = 2}, "vpp"},
+      {{.gpus = 3, .cp = 3}, "cp"},  // 8192 is not a multiple of 6
+      {{.tp = 0}, "tp"},
+  };
+  for (const Case& c : cases)
+    EXPECT_EQ(first_word(c.layout), c.field);
   EXPECT_TRUE(ValidateParallelLayout(*spec, 8192, ParallelLayout{}).ok());
 }
 

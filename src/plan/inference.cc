@@ -3,6 +3,7 @@
 #include "mfu/inference.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -44,19 +45,19 @@ StatusOr<InferenceModel> InferenceModel::Create(const InferenceSetup& s) {
   if (m.arch != ArchKind::kDecoder)
     return InvalidArgumentError("inference: " + m.name + " is not a decoder LLM");
   if (s.tp < 1 || s.pp < 1 || s.ep < 1 || s.tp > 1024 || s.pp > 1024 || s.ep > 1024)
-    return InvalidArgumentError("inference: --tp, --pp and --ep must be in [1, 1024]");
+    return InvalidArgumentError("inference: parameter 'tp', parameter 'pp' and parameter 'ep' must be in [1, 1024]");
   const int64_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
   if (m.heads % s.tp != 0 || (kv % s.tp != 0 && s.tp % kv != 0)) {
-    return InvalidArgumentError("inference: --tp " + std::to_string(s.tp) + " must divide the " +
+    return InvalidArgumentError("inference: parameter 'tp' " + std::to_string(s.tp) + " must divide the " +
                                 std::to_string(m.heads) + " heads and divide or be a multiple of the " +
                                 std::to_string(kv) + " KV heads");
   }
   if (s.pp > m.num_layers)
-    return InvalidArgumentError("inference: --pp " + std::to_string(s.pp) + " exceeds the " +
+    return InvalidArgumentError("inference: parameter 'pp' " + std::to_string(s.pp) + " exceeds the " +
                                 std::to_string(m.num_layers) + " layers");
   if (s.ep > 1 && (!m.is_moe() || m.moe.num_experts % s.ep != 0 || s.ep > s.tp * s.pp)) {
     return InvalidArgumentError(
-        "inference: --ep needs a mixture-of-experts model whose experts it divides, and at "
+        "inference: parameter 'ep' needs a mixture-of-experts model whose experts it divides, and at "
         "most tp x pp GPUs");
   }
   for (DType d : {s.weight_dtype, s.kv_dtype}) {
@@ -137,13 +138,20 @@ namespace {
 // Per-operator rooflines summed. `ideal` is the compute at the large-GEMM
 // efficiency (no shape penalty): compared with `memory` it says which side
 // of the ridge the step is on.
+// `matrix` is the time of the matrix operators (GEMMs, attention), whatever
+// bounds them; the rest of `time` is vector kernels.
 struct Parts {
-  double compute = 0, memory = 0, time = 0, ideal = 0;
+  double compute = 0, memory = 0, time = 0, ideal = 0, matrix = 0;
   void Add(double c, double m, double ideal_c) {
     compute += c;
     memory += m;
     ideal += ideal_c;
     time += std::max(c, m);
+    matrix += std::max(c, m);
+  }
+  void AddVector(double m) {
+    memory += m;
+    time += m;
   }
 };
 
@@ -325,7 +333,7 @@ StepCost InferenceModel::Step(const std::vector<Segment>& segments) const {
   }
   const LayerVectorWork vec = VectorWork(s, rows, moe_layer_share_);
   const double vector_bytes = LayerVectorBytes(vec);
-  parts.Add(0, LayerVectorSeconds(e.vector_kernels, s.gpu->memory_bw_tbps * 1e12, vec), 0);
+  parts.AddVector(LayerVectorSeconds(e.vector_kernels, s.gpu->memory_bw_tbps * 1e12, vec));
   const LinkSpec link = ScaleUpLink(s);
   const double comm_layer = LayerCommSeconds(s, link, rows, moe_layer_share_);
 
@@ -355,27 +363,52 @@ StepCost InferenceModel::Step(const std::vector<Segment>& segments) const {
   c.kv_read_bytes = layers / pp * kv_read;
   c.kv_write_bytes = layers / pp * kv_write;
   c.activation_bytes = layers / pp * (vector_bytes + 2 * rows * h * kActivationBytes);
+  // One GPU runs one stage's pass of the step's time, the rest is idle.
+  const StageTimes stage{layers_per_stage * parts.matrix + std::max(head_c, head_m),
+                         layers_per_stage * (parts.time - parts.matrix), layers_per_stage * comm_layer + p2p};
+  SetWaterfall(stage, c);
   return c;
+}
+
+void InferenceModel::SetWaterfall(const StageTimes& stage, StepCost& c) const {
+  if (!(c.time_s > 0))
+    return;
+  std::array<double, kNumWaterfallBuckets> s{};
+  auto at = [&s](WaterfallBucket b) -> double& { return s[static_cast<size_t>(b)]; };
+  // Every executed FLOP is a GEMM's or attention's (the LM head included).
+  at(WaterfallBucket::kMatrixAtPeak) = c.flops / peak_;
+  at(WaterfallBucket::kMatrixBelowPeak) = stage.matrix_s - c.flops / peak_;
+  at(WaterfallBucket::kNonMatrixKernels) = stage.vector_s;
+  at(WaterfallBucket::kExposedCommunication) = stage.comm_s;
+  at(WaterfallBucket::kIdle) = c.time_s - stage.matrix_s - stage.vector_s - stage.comm_s;
+  c.waterfall = WaterfallFromSeconds(s);
+  c.utilization =
+      MakeUtilization(setup_.convention, compute_dtype_, c.model_flops / c.time_s, c.flops / c.time_s, peak_);
 }
 
 StepCost InferenceModel::Prefill(double batch, double new_tokens, double cached) const {
   return Mixed(0, 0, std::max(1.0, std::floor(batch)), new_tokens, cached);
 }
 
-StepCost InferenceModel::Decode(double batch, double context, double positions) const {
-  const double b = std::max(1.0, std::floor(batch));
+bool InferenceModel::DecodeSegment(double sequences, double context, double positions, Segment& g) const {
   const auto ctx = static_cast<int64_t>(std::max(1.0, context));
   StatusOr<InferenceFlops> executed = ComputeDecodeFlops(*setup_.model, Convention::kMaxtext, 1, ctx, setup_.mla);
   StatusOr<InferenceFlops> counted = ComputeDecodeFlops(*setup_.model, setup_.convention, 1, ctx, setup_.mla);
   if (!executed.ok() || !counted.ok())
-    return StepCost{};
-  Segment g;
-  g.sequences = b;
+    return false;
+  g.sequences = sequences;
   g.new_tokens = positions;
   g.cached = static_cast<double>(ctx);
-  g.logit_rows = b * positions;
+  g.logit_rows = sequences * positions;
   g.executed = executed->per_token;
   g.counted = counted->per_token;
+  return true;
+}
+
+StepCost InferenceModel::Decode(double batch, double context, double positions) const {
+  Segment g;
+  if (!DecodeSegment(std::max(1.0, std::floor(batch)), context, positions, g))
+    return StepCost{};
   return Step({g});
 }
 
@@ -383,18 +416,9 @@ StepCost InferenceModel::Mixed(double decode_batch, double context, double promp
                                double prompt_cached) const {
   std::vector<Segment> segments;
   if (decode_batch > 0) {
-    const auto ctx = static_cast<int64_t>(std::max(1.0, context));
-    StatusOr<InferenceFlops> executed = ComputeDecodeFlops(*setup_.model, Convention::kMaxtext, 1, ctx, setup_.mla);
-    StatusOr<InferenceFlops> counted = ComputeDecodeFlops(*setup_.model, setup_.convention, 1, ctx, setup_.mla);
-    if (!executed.ok() || !counted.ok())
-      return StepCost{};
     Segment g;
-    g.sequences = decode_batch;
-    g.new_tokens = 1;
-    g.cached = static_cast<double>(ctx);
-    g.logit_rows = decode_batch;
-    g.executed = executed->per_token;
-    g.counted = counted->per_token;
+    if (!DecodeSegment(decode_batch, context, 1, g))
+      return StepCost{};
     segments.push_back(g);
   }
   if (prompts > 0) {
@@ -600,8 +624,8 @@ StatusOr<SpeculativeResult> InferenceModel::Speculative(double batch, double con
   r.tpot_s = r.step_s / r.tokens_per_step;
   r.speedup = plain.time_s / r.tpot_s;
   const double emitted = batch * r.tokens_per_step;
-  r.model_flops_utilization = plain.model_flops / batch * emitted / (r.step_s * peak_);
-  r.hardware_flops_utilization = (verify.flops + draft_flops) / (r.step_s * peak_);
+  r.mfu = plain.model_flops / batch * emitted / (r.step_s * peak_);
+  r.hfu = (verify.flops + draft_flops) / (r.step_s * peak_);
   return r;
 }
 

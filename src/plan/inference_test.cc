@@ -18,6 +18,7 @@
 #include "mfu/framework.h"
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
+#include "mfu/result.h"
 
 namespace mfu {
 namespace {
@@ -123,6 +124,25 @@ TEST(InferenceSteps, DecodeFlopsAndBytesByHand) {
   // Prefill of 4096 tokens is compute-bound; decode becomes so at a large batch.
   EXPECT_TRUE(model.Prefill(1, 4096).compute_bound);
   EXPECT_GT(model.ComputeBoundBatch(128), 16);
+  // The step's Waterfall: buckets summing to the step in integer ns, the
+  // factor identity, and MFU_hw = the FLOPs counted above / (step x dense
+  // peak), H100 SXM's dense bf16 peak from NVIDIA's datasheet (989.4 TFLOP/s).
+  const Waterfall& w = c.waterfall;
+  ASSERT_TRUE(CheckConsistency(w).ok()) << CheckConsistency(w).message();
+  int64_t sum = 0;
+  for (int64_t ns : w.bucket_ns)
+    sum += ns;
+  EXPECT_EQ(sum, w.step_ns);
+  EXPECT_NEAR(static_cast<double>(w.step_ns), c.time_s * 1e9, 1.0);
+  EXPECT_NEAR(w.mfu_hw / (expected / (c.time_s * 989.4e12)), 1.0, 0.01);
+  EXPECT_NEAR(w.compute_share * w.matrix_share * w.matrix_efficiency, w.mfu_hw, 1e-9);
+  // One GPU, one stage: nothing idle; no tensor parallelism: no communication.
+  EXPECT_EQ(w[WaterfallBucket::kIdle], 0);
+  EXPECT_EQ(w[WaterfallBucket::kExposedCommunication], 0);
+  EXPECT_GT(w[WaterfallBucket::kNonMatrixKernels], 0);
+  // Utilization: the convention's FLOPs and the executed ones per second.
+  EXPECT_NEAR(c.utilization.mfu, c.model_flops / (c.time_s * 989.4e12), 1e-3 * c.utilization.mfu);
+  EXPECT_NEAR(c.utilization.hfu, w.mfu_hw, 1e-3 * w.mfu_hw);
 }
 
 TEST(InferenceSteps, SlidingWindowLayersReadAtMostTheirWindow) {
@@ -212,7 +232,7 @@ TEST(InferenceSpeculative, ExpectedTokensAndSpeedup) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_NEAR(r->tokens_per_step, (1 - std::pow(0.8, 5)) / (1 - 0.8), 1e-12);
   EXPECT_GT(r->speedup, 1.5);  // memory-bound decode: verifying 5 positions costs about one step
-  EXPECT_GT(r->hardware_flops_utilization, r->model_flops_utilization);
+  EXPECT_GT(r->hfu, r->mfu);
   auto zero = t.Speculative(8, 1000, 4, 0.0, nullptr);
   ASSERT_TRUE(zero.ok());
   EXPECT_DOUBLE_EQ(zero->tokens_per_step, 1.0);
@@ -220,6 +240,23 @@ TEST(InferenceSpeculative, ExpectedTokensAndSpeedup) {
   EXPECT_EQ(t.Speculative(8, 1000, 4, 1.0, nullptr).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(t.Speculative(8, 1000, 4, -0.1, nullptr).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(t.Speculative(8, 1000, 0, 0.5, nullptr).status().code(), StatusCode::kInvalidArgument);
+}
+
+// With two pipeline stages one GPU works on its stage's half of the pass
+// and waits for the other half; tensor parallelism exposes its all-reduces.
+TEST(InferenceWaterfall, PipelineIdleAndTensorParallelCommunication) {
+  const ModelSpec m = Load("llama-3.1-70b");
+  InferenceSetup s = OnH100(m, 4);
+  s.pp = 2;
+  const InferenceModel model = Make(s);
+  for (const StepCost& c : {model.Decode(32, 2000), model.Prefill(1, 4096)}) {
+    const Waterfall& w = c.waterfall;
+    ASSERT_TRUE(CheckConsistency(w).ok()) << CheckConsistency(w).message();
+    const double idle = static_cast<double>(w[WaterfallBucket::kIdle]) / static_cast<double>(w.step_ns);
+    EXPECT_GT(idle, 0.45);  // (pp - 1) / pp of the step, less the stage-to-stage sends
+    EXPECT_LE(idle, 0.5);
+    EXPECT_GT(w[WaterfallBucket::kExposedCommunication], 0);
+  }
 }
 
 TEST(InferenceErrors, BadLayoutsContextsAndFit) {

@@ -96,21 +96,21 @@ nlohmann::json ModelJson(const ModelSpec& s) {
 }
 
 nlohmann::json ParamsJson(const ParamCounts& p) {
-  return {{"total", p.total},
-          {"active", p.active},
-          {"embedding", p.embedding},
-          {"position_embedding", p.position_embedding},
-          {"lm_head", p.lm_head},
-          {"non_embedding", p.non_embedding},
-          {"active_non_embedding", p.active_non_embedding},
-          {"attention", p.attention},
-          {"mlp", p.dense_mlp},
-          {"routed_experts", p.routed_experts},
-          {"shared_experts", p.shared_experts},
-          {"router", p.router},
-          {"norms", p.norms},
-          {"mtp", p.mtp},
-          {"dit_embedders", p.dit_embedders}};
+  return {{"total", JsonInt(p.total)},
+          {"active", JsonInt(p.active)},
+          {"embedding", JsonInt(p.embedding)},
+          {"position_embedding", JsonInt(p.position_embedding)},
+          {"lm_head", JsonInt(p.lm_head)},
+          {"non_embedding", JsonInt(p.non_embedding)},
+          {"active_non_embedding", JsonInt(p.active_non_embedding)},
+          {"attention", JsonInt(p.attention)},
+          {"mlp", JsonInt(p.dense_mlp)},
+          {"routed_experts", JsonInt(p.routed_experts)},
+          {"shared_experts", JsonInt(p.shared_experts)},
+          {"router", JsonInt(p.router)},
+          {"norms", JsonInt(p.norms)},
+          {"mtp", JsonInt(p.mtp)},
+          {"dit_embedders", JsonInt(p.dit_embedders)}};
 }
 
 void PrintModelSummary(std::ostream& out, const ModelSpec& s, const ParamCounts& p) {

@@ -111,8 +111,11 @@ TEST(Cli, CalcJsonFields) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_NEAR(j["mfu"].get<double>(), 0.39, 0.005);  // torchtitan: 39% MFU
   EXPECT_DOUBLE_EQ(j["hfu"].get<double>(), j["mfu"].get<double>());
-  EXPECT_NEAR(j["tflops_per_gpu"].get<double>(), 0.39 * 989.4, 5);
+  EXPECT_NEAR(j["utilization"]["model_flops_per_s"].get<double>(), 0.39 * 989.4e12, 5e12);
+  EXPECT_DOUBLE_EQ(j["utilization"]["peak_flops_per_s"].get<double>(), 989.4e12);
   EXPECT_EQ(j["convention"]["name"], "palm");
+  EXPECT_EQ(j["gpu"]["id"], "h100-sxm5-80gb");
+  EXPECT_EQ(j["gpus"], 8);
 }
 
 TEST(Cli, CalcTextShowsPeakConventionAndBand) {
@@ -136,7 +139,7 @@ TEST(Cli, MemoryAndModels) {
   Result m = RunMfu({"memory", "--model", "llama-3.1-8b", "--json"});
   ASSERT_EQ(m.exit_code, 0) << m.err;
   auto j = nlohmann::json::parse(m.out);
-  EXPECT_DOUBLE_EQ(j["kv_cache"]["bytes_per_token"].get<double>(), 131072);
+  EXPECT_EQ(j["kv_cache"]["bytes_per_token"], 131072);
   Result l = RunMfu({"models"});
   ASSERT_EQ(l.exit_code, 0) << l.err;
   EXPECT_NE(l.out.find("deepseek-v3"), std::string::npos);
@@ -510,7 +513,21 @@ TEST(Cli, InferJsonFields) {
   for (const char* key : {"batch", "output_tokens_per_s", "ttft_s", "tpot_s", "mfu", "mbu", "kv_capacity_tokens"})
     EXPECT_TRUE(j.contains(key)) << key;
   // Without --batch: the largest batch whose 2000-token requests fit the KV cache.
-  EXPECT_EQ(j["batch"].get<double>(), std::floor(j["kv_capacity_tokens"].get<double>() / 2000));
+  EXPECT_EQ(j["batch"].get<int64_t>(), j["kv_capacity_tokens"].get<int64_t>() / 2000);
+  EXPECT_EQ(j["model"]["name"], "llama-3.1-8b-instruct");
+  EXPECT_EQ(j["gpu"]["id"], "h100-sxm5-80gb");
+  EXPECT_EQ(j["precision"], "fp8");
+  EXPECT_EQ(j["weight_precision"], "fp8");
+  EXPECT_EQ(j["kv_precision"], "fp8");
+  EXPECT_EQ(j["convention"]["name"], "megatron");
+  // Every decode and prefill step carries its waterfall and utilization.
+  for (const auto& step : j["decode_sweep"]) {
+    int64_t sum = 0;
+    for (const auto& [bucket, ns] : step["waterfall"]["buckets_ns"].items())
+      sum += ns.get<int64_t>();
+    EXPECT_EQ(sum, step["waterfall"]["step_ns"].get<int64_t>());
+    EXPECT_NEAR(step["utilization"]["mfu"].get<double>(), step["mfu"].get<double>(), 1e-9);
+  }
   EXPECT_GT(j["mbu"].get<double>(), 0.2);
   EXPECT_LT(j["mbu"].get<double>(), 1.0);
   // Measured TTFT/TPOT: utilizations inversely proportional to the time.

@@ -1,0 +1,125 @@
+// The memory job (mfu/memory.h EstimateMemory): the request's state,
+// layout and shapes resolved and estimated per GPU and unsharded.
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+
+#include "flops/job_common.h"
+#include "mfu/memory.h"
+
+namespace mfu {
+namespace {
+
+using flops_internal::kDefaultSeqLen;
+using flops_internal::Param;
+
+// --state, then the dtype and optimizer overrides.
+StatusOr<TrainingStateDtypes> ResolveState(const MemoryRequest& r) {
+  StatusOr<TrainingStateDtypes> preset = TrainingStatePreset(r.state);
+  if (!preset.ok())
+    return InvalidArgumentError(Param("state") + ": " + preset.status().message());
+  TrainingStateDtypes d = *preset;
+  for (auto [param, text, dtype] : {std::tuple{"weight_dtype", &r.weight_dtype, &d.weights},
+                                    std::tuple{"grad_dtype", &r.grad_dtype, &d.main_grads}}) {
+    if (text->empty())
+      continue;
+    StatusOr<DType> parsed = ParseDType(*text);
+    if (!parsed.ok())
+      return InvalidArgumentError(Param(param) + ": " + parsed.status().message());
+    *dtype = *parsed;
+  }
+  if (r.optimizer == "adam-fp32" && d.weights != DType::kFp32) {
+    return InvalidArgumentError(Param("optimizer") + " adam-fp32 means fp32 weights; add " + Param("weight_dtype") +
+                                " fp32 or use adam");
+  }
+  if (r.optimizer == "sgd")
+    d.moments_per_param = 1;
+  return d;
+}
+
+// ValidateParallelLayout's messages start with the field's name.
+Status NamingTheParameter(const Status& s) {
+  const std::string& m = s.message();
+  const std::string field = m.substr(0, m.find(' '));
+  for (const char* name : {"gpus", "tp", "pp", "vpp", "cp", "ep", "etp", "zero", "micro_batches"}) {
+    if (field == name)
+      return InvalidArgumentError(Param(field) + m.substr(field.size()));
+  }
+  return s;
+}
+
+// The layout, checked against the model.
+StatusOr<ParallelLayout> ResolveLayout(const MemoryRequest& r, int64_t seq_len) {
+  // Default: no data parallelism (1 when a degree is out of range: the check names it).
+  const bool sane = std::min({r.tp, r.pp, r.cp}) >= 1 && std::max({r.tp, r.pp, r.cp}) <= (1 << 20);
+  const int64_t gpus = r.gpus != 0 ? r.gpus : (sane ? r.tp * r.pp * r.cp : 1);
+  // clang-format off
+  ParallelLayout l{.gpus = gpus, .tp = r.tp, .pp = r.pp, .vpp = r.vpp, .cp = r.cp, .ep = r.ep, .etp = r.etp,
+                   .zero_stage = r.zero};
+  // clang-format on
+  if (Status s = ValidateParallelLayout(r.model, seq_len, l); !s.ok())
+    return NamingTheParameter(s);
+  if (r.micro_batch < 1 || r.micro_batch > (1 << 24))
+    return InvalidArgumentError(Param("micro_batch") + " " + std::to_string(r.micro_batch) + " must be in [1, 2^24]");
+  const int64_t dp = l.gpus / (l.tp * l.pp * l.cp);
+  const int64_t gbs = r.global_batch != 0 ? r.global_batch : dp * r.micro_batch;
+  if (gbs < 1 || gbs % (dp * r.micro_batch) != 0) {
+    return InvalidArgumentError(
+        Param("gbs") + " " + std::to_string(gbs) +
+        " is not a positive multiple of dp x micro-batch = " + std::to_string(dp * r.micro_batch));
+  }
+  l.micro_batches = gbs / (dp * r.micro_batch);
+  return l;
+}
+
+StatusOr<TrainingMemoryOptions> ResolveOptions(const MemoryRequest& r, const TrainingStateDtypes& state) {
+  TrainingMemoryOptions m;
+  m.state = state;
+  MFU_ASSIGN_OR_RETURN(m.recompute, ParseRecompute(r.recompute));
+  m.seq_len = r.seq_len.value_or(kDefaultSeqLen);
+  if (!r.seq_len && r.model.arch == ArchKind::kDiT) {
+    MFU_ASSIGN_OR_RETURN(m.seq_len, DefaultDitTokens(r.model));
+  }
+  m.micro_batch = r.micro_batch;
+  m.flash_attention = r.flash_attention;
+  m.tensor_parallel = r.tp;
+  m.sequence_parallel = r.sequence_parallel;
+  if (r.sequence_parallel && r.tp == 1)
+    return InvalidArgumentError(Param("sp") + " needs " + Param("tp") + " > 1");
+  return m;
+}
+
+}  // namespace
+
+double StateBytesPerParam(const TrainingStateDtypes& dtypes) {
+  StateSharding one;
+  one.dense_params = 1;
+  return TrainingStateBytes(dtypes, 0, one).total_bytes();
+}
+
+StatusOr<MemoryReport> EstimateMemory(const MemoryRequest& r) {
+  MemoryReport e;
+  e.model = r.model;
+  e.state = r.state;
+  e.optimizer = r.optimizer;
+  MFU_ASSIGN_OR_RETURN(e.dtypes, ResolveState(r));
+  e.state_bytes_per_param = StateBytesPerParam(e.dtypes);
+  MFU_ASSIGN_OR_RETURN(e.options, ResolveOptions(r, e.dtypes));
+  MFU_ASSIGN_OR_RETURN(e.layout, ResolveLayout(r, e.options.seq_len));
+  MFU_ASSIGN_OR_RETURN(e.per_rank, EstimateTrainingMemory(r.model, e.options));
+  MFU_ASSIGN_OR_RETURN(e.per_gpu, EstimateTrainingMemoryPerGpu(r.model, e.options, e.layout));
+  TrainingMemoryOptions whole = e.options;
+  whole.tensor_parallel = 1;
+  whole.sequence_parallel = false;
+  MFU_ASSIGN_OR_RETURN(e.unsharded, EstimateTrainingMemory(r.model, whole));
+  MFU_ASSIGN_OR_RETURN(e.kv_dtype, ParseDType(r.kv_dtype));
+  e.params = CountParams(r.model);
+  if (r.model.arch == ArchKind::kDecoder) {
+    e.kv_context = r.context > 0 ? r.context : r.seq_len.value_or(kDefaultSeqLen);
+    MFU_ASSIGN_OR_RETURN(e.kv_cache, ComputeKvCache(r.model, e.kv_dtype, e.kv_context));
+  }
+  return e;
+}
+
+}  // namespace mfu

@@ -1,0 +1,139 @@
+// The studies of an inference report (inference_job.h): decode and prefill
+// sweeps, speculative decoding with its drafter, and request-shape lists.
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/csv.h"
+#include "base/strings.h"
+#include "mfu/inference_job.h"
+
+namespace mfu {
+
+std::vector<DecodePoint> DecodeSweep(const InferenceModel& model, double max_batch, double context) {
+  std::vector<double> batches;
+  for (double b = 1; b <= max_batch; b *= 2)
+    batches.push_back(b);
+  if (batches.empty() || batches.back() < max_batch)
+    batches.push_back(max_batch);
+  const auto pp = static_cast<double>(model.setup().pp);
+  std::vector<DecodePoint> points;
+  for (double b : batches) {
+    DecodePoint p;
+    p.batch = static_cast<int64_t>(b);
+    p.step = model.Decode(b, context);
+    p.output_tokens_per_s = pp * b / p.step.time_s;
+    p.mfu = p.step.model_flops / (p.step.time_s * model.peak_flops());
+    p.mbu = p.step.total_bytes() / (p.step.time_s * model.setup().gpu->memory_bw_tbps * 1e12);
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
+std::vector<PrefillPoint> PrefillSweep(const InferenceModel& model, double input_len) {
+  std::vector<double> prompts;
+  for (double p = 128; p < input_len; p *= 4)
+    prompts.push_back(p);
+  prompts.push_back(input_len);
+  std::vector<PrefillPoint> points;
+  for (double prompt : prompts) {
+    PrefillPoint p;
+    p.prompt_len = static_cast<int64_t>(prompt);
+    p.step = model.Prefill(1, prompt);
+    p.mfu = p.step.model_flops / (p.step.time_s * model.peak_flops());
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
+StatusOr<SpeculativeReport> SpeculativeDecoding(const InferenceModel& model, double batch, double context,
+                                                int64_t draft_tokens, double acceptance, const std::string& drafter) {
+  SpeculativeReport r;
+  r.draft_tokens = draft_tokens;
+  r.acceptance = acceptance;
+  r.drafter = drafter;
+  if (drafter.empty()) {
+    MFU_ASSIGN_OR_RETURN(r.result, model.Speculative(batch, context, draft_tokens, acceptance, nullptr));
+    return r;
+  }
+  // The draft model on one GPU, at the target's precisions and framework.
+  MFU_ASSIGN_OR_RETURN(ModelSpec spec, LoadModel(drafter));
+  const auto draft_spec = std::make_unique<ModelSpec>(std::move(spec));
+  InferenceSetup setup = model.setup();
+  setup.model = draft_spec.get();
+  setup.tp = 1;
+  setup.pp = 1;
+  setup.ep = 1;
+  MFU_ASSIGN_OR_RETURN(InferenceModel draft, InferenceModel::Create(setup));
+  MFU_ASSIGN_OR_RETURN(r.result, model.Speculative(batch, context, draft_tokens, acceptance, &draft));
+  return r;
+}
+
+namespace {
+
+constexpr const char* kWorkload = "parameter 'workload'";
+
+// A whole number of tokens or requests in [1, 1e9]; `where` names it. A bad
+// number in a file is a data error (kParse), in a list a usage error.
+Status WholeNumber(std::string_view field, const std::string& where, bool from_file, double& out) {
+  StatusOr<double> v = base::ParseScaledNumber(base::Trim(field), where);
+  if (!v.ok() || !(*v >= 1) || *v > 1e9 || std::floor(*v) < *v) {
+    const std::string message = where + ": '" + std::string(field) + "' is not a whole number in [1, 1e9]";
+    return from_file ? ParseError(message) : InvalidArgumentError(message);
+  }
+  out = *v;
+  return Status::Ok();
+}
+
+StatusOr<std::vector<WorkloadPair>> ParseWorkloadList(std::string_view spec) {
+  std::vector<WorkloadPair> pairs;
+  for (const std::string& item : base::Split(spec, ',')) {
+    const std::vector<std::string> parts = base::Split(item, ':');
+    if (parts.size() < 2 || parts.size() > 3)
+      return InvalidArgumentError(std::string(kWorkload) + ": '" + item + "' is not INPUT:OUTPUT[:REQUESTS]");
+    const std::string where = std::string(kWorkload) + " " + item;
+    WorkloadPair p;
+    MFU_RETURN_IF_ERROR(WholeNumber(parts[0], where, false, p.input_len));
+    MFU_RETURN_IF_ERROR(WholeNumber(parts[1], where, false, p.output_len));
+    if (parts.size() == 3)
+      MFU_RETURN_IF_ERROR(WholeNumber(parts[2], where, false, p.requests));
+    pairs.push_back(p);
+  }
+  return pairs;
+}
+
+}  // namespace
+
+StatusOr<std::vector<WorkloadPair>> ParseWorkloadCsv(std::string_view text, std::string_view origin) {
+  const std::string name(origin);
+  MFU_ASSIGN_OR_RETURN(base::CsvTable table, base::ParseCsv(text, origin));
+  const int in = table.Column("input_len"), out = table.Column("output_len"), n = table.Column("requests");
+  if (in < 0 || out < 0)
+    return ParseError(name + ": needs the columns input_len and output_len (and optionally requests)");
+  std::vector<WorkloadPair> pairs;
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    const std::vector<std::string>& row = table.rows[r];
+    const std::string where = name + ":" + std::to_string(table.line_numbers[r]);
+    WorkloadPair p;
+    MFU_RETURN_IF_ERROR(WholeNumber(row[static_cast<size_t>(in)], where + " input_len", true, p.input_len));
+    MFU_RETURN_IF_ERROR(WholeNumber(row[static_cast<size_t>(out)], where + " output_len", true, p.output_len));
+    if (n >= 0)
+      MFU_RETURN_IF_ERROR(WholeNumber(row[static_cast<size_t>(n)], where + " requests", true, p.requests));
+    pairs.push_back(p);
+  }
+  if (pairs.empty())
+    return ParseError(name + ": no request shapes");
+  return pairs;
+}
+
+StatusOr<std::vector<WorkloadPair>> ParseWorkload(const FileSystem& fs, std::string_view spec) {
+  if (spec.find(':') != std::string_view::npos)
+    return ParseWorkloadList(spec);
+  MFU_ASSIGN_OR_RETURN(std::string content, fs.ReadFile(std::string(spec)));
+  return ParseWorkloadCsv(content, spec);
+}
+
+}  // namespace mfu
