@@ -5,6 +5,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <tuple>
 
 #include "cli/command.h"
 #include "cli/model_flags.h"
@@ -27,10 +28,12 @@ class FlopsCommand final : public Command {
                                      "max_position_embeddings; DiT: the tokens of 81 frames at 720p]");
     app.add_option("--batch,-b", r.batch, "Sequences per step (training) or per batch (inference)")
         ->capture_default_str();
-    app.add_option("--convention,-c", r.convention, "megatron, palm, kaplan, exact, hf, maxtext, llm-foundry, or all")
-        ->capture_default_str();
-    app.add_option("--recompute", r.recompute, "none, selective (Korthikanti), selective-literal, full")
-        ->capture_default_str();
+    // What is counted: the convention and the recompute mode (defaults shown).
+    for (auto [flags, value, help] :
+         {std::tuple{"--convention,-c", &r.convention,
+                     "megatron, palm, kaplan, exact, hf, maxtext, llm-foundry, or all"},
+          std::tuple{"--recompute", &r.recompute, "none, selective (Korthikanti), selective-literal, full"}})
+      app.add_option(flags, *value, help)->capture_default_str();
     app.add_option("--inference", r.inference, "prefill or decode")->check(CLI::IsMember({"prefill", "decode"}));
     app.add_option("--context", r.context, "Decode: keys each new token attends to");
     app.add_option("--cached", r.cached, "Prefill: tokens already in the KV cache (chunked prefill)");

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "base/csv.h"
 #include "base/file_system.h"
@@ -46,6 +47,17 @@ struct Row {
   double Num(const char* column) const { return std::stod((*this)[column]); }
 };
 
+// The rows of `runs` that `keep` accepts.
+template <class Keep>
+std::vector<Row> RowsWhere(const base::CsvTable& runs, Keep keep) {
+  std::vector<Row> rows;
+  for (size_t i = 0; i < runs.rows.size(); ++i) {
+    if (Row row{runs, i}; keep(row))
+      rows.push_back(row);
+  }
+  return rows;
+}
+
 // The transformer shape a calibration row gives (the rest is per source).
 GenericModelOptions ShapeOf(const Row& row) {
   GenericModelOptions o;
@@ -59,11 +71,9 @@ GenericModelOptions ShapeOf(const Row& row) {
 
 // The row's job size and throughput per GPU.
 TrainingThroughput PerGpuThroughputOf(const Row& row) {
-  TrainingThroughput in;
-  in.gpus = row.Int("gpu_count");
-  in.seq_len = row.Int("seq_len");
-  in.tokens_per_s_per_gpu = row.Num("tokens_per_s_per_gpu");
-  return in;
+  return {.tokens_per_s_per_gpu = row.Num("tokens_per_s_per_gpu"),
+          .gpus = row.Int("gpu_count"),
+          .seq_len = row.Int("seq_len")};
 }
 
 // torchtitan benchmarks/llama3_h100_202412_torchtitan.md: "1D Llama 3.1 8B
@@ -126,14 +136,12 @@ TEST(Calc, KorthikantiSelectiveRows) {
 // activation checkpointing. MPT: tied embeddings, learned position
 // embeddings of seq_len rows, biases, LayerNorm, plain 4h MLP.
 TEST(Calc, LlmFoundryA100Rows) {
-  base::CsvTable runs = LoadRuns();
+  const base::CsvTable runs = LoadRuns();
   int checked = 0;
-  for (size_t i = 0; i < runs.rows.size(); ++i) {
-    Row row{runs, i};
-    if (row["source"].find("llm-foundry") == std::string::npos)
-      continue;
-    if (row["gpu_type"].find("a100") == std::string::npos || row["mfu_pct"].empty())
-      continue;
+  for (const Row& row : RowsWhere(runs, [](const Row& r) {
+         return r["source"].find("llm-foundry") != std::string::npos &&
+                r["gpu_type"].find("a100") != std::string::npos && !r["mfu_pct"].empty();
+       })) {
     GenericModelOptions o = ShapeOf(row);
     o.gated_mlp = false;
     o.tied_embeddings = true;
@@ -159,12 +167,9 @@ TEST(Calc, LlmFoundryA100Rows) {
 // notes verify 175B: 825 tok/s x 1.0766e12 = 888 TF). GPT3 and Nemotron use a
 // plain 4h MLP, Llama a gated one.
 TEST(Calc, NeMo2407TflopsPerGpu) {
-  base::CsvTable runs = LoadRuns();
+  const base::CsvTable runs = LoadRuns();
   int checked = 0;
-  for (size_t i = 0; i < runs.rows.size(); ++i) {
-    Row row{runs, i};
-    if (row["source"].rfind("NVIDIA/NeMo", 0) != 0)
-      continue;
+  for (const Row& row : RowsWhere(runs, [](const Row& r) { return r["source"].rfind("NVIDIA/NeMo", 0) == 0; })) {
     GenericModelOptions o = ShapeOf(row);
     o.kv_heads = row.Int("kv_heads");
     o.gated_mlp = row["model"].find("LLAMA") != std::string::npos;

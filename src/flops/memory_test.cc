@@ -125,12 +125,8 @@ TEST(Memory, ZeroStagesShardStateInTurn) {
 
   // Dense parameters shard over their group, experts over theirs; ZeRO-3
   // adds the gathered working copy in the compute dtype (bf16).
-  StateSharding s;
-  s.dense_params = 1000;
-  s.expert_params = 600;
-  s.dense_shard = 4;
-  s.expert_shard = 2;
-  s.gathered_params = 10;
+  const StateSharding s{
+      .dense_params = 1000, .expert_params = 600, .dense_shard = 4, .expert_shard = 2, .gathered_params = 10};
   const TrainingStateDtypes mg = *TrainingStatePreset("megatron");
   TrainingState z0 = TrainingStateBytes(mg, 0, s);
   EXPECT_DOUBLE_EQ(z0.weights_bytes, 2 * 1600);
@@ -192,12 +188,7 @@ TEST(Memory, PerGpuActivationsOfAnInterleavedPipeline) {
   TrainingMemoryOptions o;
   o.seq_len = 8192;
   o.sequence_parallel = true;
-  ParallelLayout l;
-  l.gpus = 64;
-  l.tp = 8;
-  l.pp = 4;
-  l.vpp = 5;
-  l.micro_batches = 64;
+  const ParallelLayout l{.gpus = 64, .tp = 8, .pp = 4, .vpp = 5, .micro_batches = 64};
   auto g = EstimateTrainingMemoryPerGpu(*spec, o, l);
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ(g->dp, 2);
