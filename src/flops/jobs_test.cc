@@ -1,0 +1,115 @@
+// The counting jobs (CountFlops, EstimateMemory, RunCalc, CountPresetParams):
+// requests of plain values, resolved and checked, messages naming the
+// parameter; expected numbers from the cited sources or by hand.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "mfu/calc.h"
+#include "mfu/flops.h"
+#include "mfu/hwdb.h"
+#include "mfu/memory.h"
+#include "mfu/model.h"
+
+namespace mfu {
+namespace {
+
+ModelSpec Llama8b() {
+  auto m = LoadModel("llama-3.1-8b");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? *m : ModelSpec{};
+}
+
+// meta-llama/Llama-3.1-8B's safetensors index: total_size 16,060,522,496
+// bytes of bf16 = 8,030,261,248 parameters.
+TEST(CountFlops, TrainingDefaultsAndMessages) {
+  FlopsRequest r;
+  r.model = Llama8b();
+  auto f = CountFlops(r);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->params.total, 8030261248.0);
+  EXPECT_EQ(f->seq_len, 4096);  // the default, below the model's 131072
+  ASSERT_TRUE(f->training.has_value());
+  EXPECT_TRUE(f->conventions.empty());
+  r.convention = "all";
+  auto all = CountFlops(r);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->conventions.size(), AllConventions().size());
+  r.inference = "decode";
+  EXPECT_EQ(CountFlops(r).status().message(),
+            "parameter 'convention' all compares training counts; give one convention with parameter 'inference'");
+  r.convention = "megatron";
+  EXPECT_EQ(CountFlops(r).status().message(),
+            "parameter 'inference' decode needs parameter 'context' (keys per new token)");
+  r.context = 1000;
+  r.batch = 4;
+  auto d = CountFlops(r);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  ASSERT_TRUE(d->inference_flops.has_value());
+  EXPECT_EQ(d->inference_flops->tokens, 4);  // one new token per sequence
+  r.batch = 0;
+  EXPECT_EQ(CountFlops(r).status().message(), "parameter 'batch' must be positive, got 0");
+}
+
+// KV cache of Llama-3.1-8B by hand: 32 layers x 8 KV heads x (128 + 128)
+// x 2 bytes = 131,072 bytes per token.
+TEST(EstimateMemory, KvCacheLayoutAndMessages) {
+  MemoryRequest r;
+  r.model = Llama8b();
+  r.seq_len = 8192;
+  auto m = EstimateMemory(r);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_TRUE(m->kv_cache.has_value());
+  EXPECT_EQ(m->kv_cache->bytes_per_token, 131072);
+  EXPECT_EQ(m->kv_context, 8192);
+  EXPECT_EQ(m->state_bytes_per_param, 18);  // Megatron: 2 + 4 + 12 bytes (docs/memory.md)
+  EXPECT_EQ(m->layout.gpus, 1);
+  r.tp = 3;
+  EXPECT_EQ(EstimateMemory(r).status().message().rfind("parameter 'tp' 3 ", 0), 0u);
+  r.tp = 1;
+  r.sequence_parallel = true;
+  EXPECT_EQ(EstimateMemory(r).status().message(), "parameter 'sp' needs parameter 'tp' > 1");
+  r.sequence_parallel = false;
+  r.optimizer = "adam-fp32";
+  EXPECT_EQ(EstimateMemory(r).status().message().rfind("parameter 'optimizer' adam-fp32", 0), 0u);
+}
+
+// torchtitan benchmarks/llama3_h100_202412_torchtitan.md: 6,667 tokens/s
+// per GPU on 8 H100s is 39% MFU under the 6N + attention count (palm), the
+// SXM dense bf16 peak 989.4 TFLOP/s.
+TEST(RunCalc, TorchtitanRowThroughTheRequest) {
+  auto db = HardwareDb::LoadBuiltin();
+  ASSERT_TRUE(db.ok());
+  CalcRequest r;
+  r.model = Llama8b();
+  r.gpu = "h100";
+  r.throughput.gpus = 8;
+  r.throughput.seq_len = 8192;
+  r.tokens_per_sec_per_gpu = "6667";
+  r.convention = "palm";
+  auto c = RunCalc(*db, r);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_NEAR(c->result.mfu, 0.39, 0.005);
+  EXPECT_DOUBLE_EQ(c->utilization.peak_flops_per_s, 989.4e12);
+  EXPECT_DOUBLE_EQ(c->utilization.mfu, c->result.mfu);
+  r.tokens_per_sec = "53.3k";  // a second source
+  EXPECT_EQ(RunCalc(*db, r).status().code(), StatusCode::kInvalidArgument);
+  r.tokens_per_sec = "";
+  r.throughput.global_batch = 8;
+  EXPECT_EQ(RunCalc(*db, r).status().message(), "parameter 'global_batch' goes with parameter 'step_time'");
+}
+
+TEST(CountPresetParams, EveryPresetSortedWithItsCounts) {
+  auto presets = CountPresetParams();
+  ASSERT_TRUE(presets.ok()) << presets.status().message();
+  ASSERT_EQ(presets->size(), ListModelPresets().size());
+  for (size_t i = 1; i < presets->size(); ++i)
+    EXPECT_LT((*presets)[i - 1].preset.name, (*presets)[i].preset.name);
+  for (const PresetCount& p : *presets)
+    EXPECT_GT(p.params.total, 0) << p.preset.name;
+}
+
+}  // namespace
+}  // namespace mfu
