@@ -15,84 +15,14 @@
 
 #include "mfu/trace_breakdown.h"
 #include "mfu/trace_classify.h"
+#include "testing/trace_builder.h"
 
 namespace mfu {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Builds a RankTrace event by event (callers add events in ts order).
-class TraceBuilder {
- public:
-  TraceBuilder() {
-    t_.tracks.push_back({"1", "1", false, -1, -1});  // kCpu
-    t_.tracks.push_back({"0", "7", true, 0, 7});     // kStream7
-    t_.tracks.push_back({"0", "8", true, 0, 8});     // kStream8
-  }
-  static constexpr uint32_t kCpu = 0;
-  static constexpr uint32_t kStream7 = 1;
-  static constexpr uint32_t kStream8 = 2;
-
-  size_t Add(TraceEventKind kind, const std::string& name, int64_t ts, int64_t dur, uint32_t track,
-             int64_t correlation = kNoId) {
-    t_.ts_ns.push_back(ts);
-    t_.dur_ns.push_back(dur);
-    t_.kind.push_back(kind);
-    t_.name.push_back(t_.strings.Intern(name));
-    t_.track.push_back(track);
-    t_.correlation.push_back(correlation);
-    t_.external_id.push_back(kNoId);
-    t_.collective.push_back(kNoIndex);
-    t_.shapes.push_back(kNoIndex);
-    return t_.ts_ns.size() - 1;
-  }
-  // A runtime launch at `launch_ts` and the GPU op it launched.
-  void Launch(int64_t launch_ts, int64_t launch_dur, TraceEventKind kind, const std::string& name, int64_t ts,
-              int64_t dur, uint32_t track) {
-    const int64_t correlation = next_correlation_++;
-    pending_.push_back(
-        {launch_ts, launch_dur, TraceEventKind::kRuntime, "cudaLaunchKernel", TraceBuilder::kCpu, correlation});
-    pending_.push_back({ts, dur, kind, name, track, correlation});
-  }
-  void Gpu(TraceEventKind kind, const std::string& name, int64_t ts, int64_t dur, uint32_t track) {
-    pending_.push_back({ts, dur, kind, name, track, kNoId});
-  }
-  void Cpu(TraceEventKind kind, const std::string& name, int64_t ts, int64_t dur) {
-    pending_.push_back({ts, dur, kind, name, kCpu, kNoId});
-  }
-  // Adds the pending events sorted like the parser does: (ts, -dur).
-  RankTrace Build() {
-    std::stable_sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) {
-      return std::make_pair(a.ts, -a.dur) < std::make_pair(b.ts, -b.dur);
-    });
-    for (const Pending& p : pending_)
-      Add(p.kind, p.name, p.ts, p.dur, p.track, p.correlation);
-    pending_.clear();
-    return std::move(t_);
-  }
-
- private:
-  struct Pending {
-    int64_t ts;
-    int64_t dur;
-    TraceEventKind kind;
-    std::string name;
-    uint32_t track;
-    int64_t correlation;
-  };
-  RankTrace t_;
-  std::vector<Pending> pending_;
-  int64_t next_correlation_ = 1;
-};
-
-const KernelClassifier& Builtin() {
-  static const KernelClassifier* classifier = [] {
-    auto loaded = KernelClassifier::LoadBuiltin();
-    EXPECT_TRUE(loaded.ok()) << loaded.status().message();
-    return new KernelClassifier(std::move(loaded).value());
-  }();
-  return *classifier;
-}
+using testing::TraceBuilder;
 
 // A trace, its classes and launch links.
 struct Prepared {
@@ -104,7 +34,7 @@ struct Prepared {
 Prepared Prepare(RankTrace trace) {
   Prepared p;
   p.trace = std::move(trace);
-  p.classes = ClassifyEvents(p.trace, Builtin());
+  p.classes = ClassifyEvents(p.trace, testing::BuiltinClassifier());
   p.launches = LinkLaunches(p.trace);
   return p;
 }
@@ -684,7 +614,7 @@ std::vector<RankResult> AnalyzeSet(const std::string& dir, std::span<const int64
   if (!traces.ok())
     return results;
   for (const RankTrace& trace : *traces) {
-    const std::vector<KernelClass> classes = ClassifyEvents(trace, Builtin());
+    const std::vector<KernelClass> classes = ClassifyEvents(trace, testing::BuiltinClassifier());
     const std::vector<uint32_t> launches = LinkLaunches(trace);
     const std::vector<ProfilerStepInfo> steps = FindProfilerSteps(trace, launches);
     const TraceWindow window = HtaWindow(steps);
