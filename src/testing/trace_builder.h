@@ -188,6 +188,20 @@ inline Accelerator TestGpu() {
   return a;
 }
 
+// Kernel time (GPU kernels only) left unclassified by `classes`, as a
+// fraction of all kernel time; -1 when the trace has no kernel time.
+inline double UnclassifiedKernelShare(const RankTrace& t, const std::vector<KernelClass>& classes) {
+  int64_t kernel_ns = 0, unclassified_ns = 0;
+  for (size_t i = 0; i < t.num_events(); ++i) {
+    if (t.kind[i] != TraceEventKind::kKernel)
+      continue;
+    kernel_ns += t.dur_ns[i];
+    if (classes[i] == KernelClass::kUnclassified)
+      unclassified_ns += t.dur_ns[i];
+  }
+  return kernel_ns > 0 ? static_cast<double>(unclassified_ns) / static_cast<double>(kernel_ns) : -1;
+}
+
 // The built-in tables, loaded once per test binary (a failure to load is a
 // test failure).
 const KernelClassifier& BuiltinClassifier();

@@ -60,7 +60,7 @@ void AnalyzeBreakdowns(const RankTrace& t, const RankBasis& basis, RankAnalysis&
   r.main = std::move(breakdowns.front());
   for (size_t s = 0; s < basis.steps.size(); ++s)
     r.steps.push_back({basis.steps[s], std::move(breakdowns[s + 1])});
-  r.phases = trace::ComputeStepPhases(t, basis.steps);
+  r.phases = ComputeStepPhases(t, basis.steps);
 }
 
 // The main waterfall spans the steps' windows end to end (one step: itself).
