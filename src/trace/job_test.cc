@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -149,6 +152,29 @@ TEST(TraceReport, TextAndCsv) {
   // Eight buckets of the one step, in us: idle 90, matrix_unknown_flops 10.
   EXPECT_NE(files[5].second.find("0,\"ProfilerStep#1\",idle,90\n"), std::string::npos) << files[5].second;
   EXPECT_NE(files[5].second.find("0,\"ProfilerStep#1\",matrix_unknown_flops,10\n"), std::string::npos);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+// The library renders the same bytes as `mfu trace` (the golden outputs of
+// tests/golden/trace, recorded from the CLI), for a job read by path.
+TEST(TraceReport, SameBytesAsTheCliGoldens) {
+  std::filesystem::current_path(MFU_SOURCE_DIR);  // the goldens name paths from the checkout
+  for (const char* name : {"triton", "nccl-a100"}) {
+    const std::string golden = std::string("tests/golden/trace/") + name;
+    const std::string cmd = ReadFile(golden + "/cmd");  // "trace PATH"
+    const std::string path = cmd.substr(6, cmd.find_last_not_of(" \n") - 5);
+    TraceJobOptions options;
+    auto job = AnalyzeTracePaths({path}, Builtin(), options);
+    ASSERT_TRUE(job.ok()) << job.status().message();
+    EXPECT_EQ(RenderTraceJobText(*job, options, false), ReadFile(golden + "/expected.txt")) << name;
+    EXPECT_EQ(RenderTraceJobJson(*job, options), ReadFile(golden + "/expected.json")) << name;
+  }
 }
 
 }  // namespace
