@@ -35,24 +35,6 @@ Input& TheInput() {
   return input;
 }
 
-std::string ReadMaybeGzip(const std::string& path, std::string& error) {
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (gz == nullptr) {
-    error = path + ": cannot open";
-    return "";
-  }
-  std::string text;
-  std::vector<char> buffer(1u << 20);
-  int n = 0;
-  while ((n = gzread(gz, buffer.data(), static_cast<unsigned>(buffer.size()))) > 0) {
-    text.append(buffer.data(), static_cast<size_t>(n));
-  }
-  if (n < 0)
-    error = path + ": read error";
-  gzclose(gz);
-  return text;
-}
-
 std::string Gzip(const std::string& text) {
   z_stream z;
   std::memset(&z, 0, sizeof z);
@@ -115,7 +97,12 @@ int main(int argc, char** argv) {
     }
   }
   Input& input = TheInput();
-  input.json = ReadMaybeGzip(path, input.error);
+  auto bytes = mfu::ReadTraceBytes(path);
+  if (bytes.ok()) {
+    input.json = std::move(bytes).value();
+  } else {
+    input.error = bytes.status().message();
+  }
   input.gzip = Gzip(input.json);
   int n = static_cast<int>(args.size());
   benchmark::Initialize(&n, args.data());

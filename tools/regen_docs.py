@@ -330,7 +330,7 @@ def render_hta_parity(mfu, args, data):
     temporal_rows, launch_rows = [], []
     for r in data["ranks"]:
         idle, compute, non_compute, span, overlap = reference["temporal"][r["rank"]]
-        t = r["temporal"]
+        t = {k[:-3] + "_us": v / 1e3 for k, v in r["temporal"].items() if k.endswith("_ns")}
         ok = (same(t["idle_us"], idle) and same(t["compute_us"], compute) and same(t["non_compute_us"], non_compute)
               and same(t["span_us"], span) and round(r["overlap_pct"], 2) == overlap)
         temporal_rows.append([str(r["rank"]), f"`{r['window']}`", pair(t["idle_us"], idle, ".0f"),
@@ -338,7 +338,7 @@ def render_hta_parity(mfu, args, data):
                               pair(t["span_us"], span, ".0f"), pair(r["overlap_pct"], overlap, ".2f"),
                               "yes" if ok else "**NO**"])
         count, median, p95, short = reference["launches"][r["rank"]]
-        l = r["launches"]
+        l = {k.replace("_ns", "_us"): (v / 1e3 if k.endswith("_ns") and v is not None else v) for k, v in r["launches"].items()}
         ok = (l["count"] == count and same(l["launch_delay_median_us"], median)
               and same(l["launch_delay_p95_us"], p95) and l["short_kernels"] == short)
         launch_rows.append([str(r["rank"]), pair(l["count"], count, "d"), pair(l["launch_delay_median_us"], median, ".1f"),
@@ -350,8 +350,8 @@ def render_hta_parity(mfu, args, data):
     text += table(header, launch_rows) + "\n"
     pooled = {}
     for r in data["ranks"]:
-        for name, us in r["kernel_types_us"].items():
-            pooled[name] = pooled.get(name, 0.0) + us
+        for name, ns in r["kernel_types_ns"].items():
+            pooled[name] = pooled.get(name, 0.0) + ns / 1e3
     type_rows = []
     for name in list(reference["kernel_types"]) + sorted(set(pooled) - set(reference["kernel_types"])):
         ours, theirs = pooled.get(name, 0.0), reference["kernel_types"].get(name, 0)
@@ -385,7 +385,7 @@ def render_trace_json_excerpt(mfu, args, data):
     trimmed = trim_json(data)
     for rank in trimmed["ranks"]:
         for step in rank["steps"]:
-            for key in ("classes", "idle_breakdown", "kernel_types_us", "launches", "temporal", "top_kernels",
+            for key in ("classes", "idle_breakdown", "kernel_types_ns", "launches", "temporal", "top_kernels",
                         "waterfall"):
                 if key in step:
                     step[key] = "... (the fields of the rank's own)"
@@ -429,10 +429,10 @@ def render_trace_waterfall(mfu, args, data):
     bucket with its share of the step, their sum against the step time, and
     the MFU_hw identity."""
     w = data["ranks"][0]["waterfall"]
-    step = w["step_us"]
+    step = w["step_ns"] / 1e3
     order = ["idle", "exposed_communication", "exposed_memcpy", "[unattributed]", "non_matrix_kernels",
              "matrix_unknown_flops", "matrix_below_peak", "matrix_at_peak"]
-    buckets = w["buckets_us"]
+    buckets = {name: ns / 1e3 for name, ns in w["buckets_ns"].items()}
     names = order + sorted(set(buckets) - set(order))
     rows = [[f"`{n}`", f"{buckets[n]:.3f}", f"{buckets[n] / step:.2%}"] for n in names]
     total = sum(buckets[n] for n in names)

@@ -191,6 +191,11 @@ StatusOr<RankTrace> ParseTraceBuffer(std::string_view json, std::string_view ori
 // bytes). kNotFound when it cannot be read, kParse as above.
 StatusOr<RankTrace> ParseTraceFile(const std::string& path, const TraceParseOptions& options = {});
 
+// The bytes of `path`, decompressed when it is gzip (detected by its magic
+// bytes), for tools that read a trace as text. kNotFound when it cannot be
+// opened, kParse on a read error or corrupt gzip data.
+StatusOr<std::string> ReadTraceBytes(const std::string& path);
+
 // The trace files of a job: `path` is one file or a directory whose *.json and
 // *.json.gz files are ranks. Files are parsed in parallel (`max_parallel`
 // files at a time, each with options.threads / that many workers) and

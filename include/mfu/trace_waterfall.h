@@ -79,16 +79,17 @@ struct ModelStepMfu {
   // model work the trace did not show (ops without shapes, an LM head the
   // profiled code skips).
   double executed_over_model = 0;
+  // The same as FLOP/s per GPU over the step, with the convention.
+  Utilization utilization;
 };
 
-struct StepWaterfall {
+// The shared Waterfall (mfu/result.h: step_ns, the eight buckets in integer
+// ns, the four factors, computed here from exact times) plus what only a
+// measurement has: the window, the layers and the FLOPs behind the buckets.
+struct StepWaterfall : Waterfall {
   std::string label;  // "ProfilerStep#6", or "trace" for the whole span
   int64_t start_ns = 0;
-  int64_t end_ns = 0;
-  int64_t step_ns() const { return end_ns - start_ns; }
-
-  std::array<int64_t, kNumWaterfallBuckets> bucket_ns{};
-  int64_t operator[](WaterfallBucket b) const { return bucket_ns[static_cast<size_t>(b)]; }
+  int64_t end_ns = 0;  // step_ns == end_ns - start_ns
 
   // Layers (unions over streams, clipped to the window).
   int64_t busy_ns = 0;               // any GPU activity
@@ -103,13 +104,7 @@ struct StepWaterfall {
   // multiplies than the direct count of trace_flops.h).
   int64_t over_peak_ns = 0;
   double matrix_flops_without_peak = 0;  // FLOPs whose dtype has no peak on this device
-
-  // MFU_hw = compute_share x matrix_share x matrix_efficiency (fractions).
-  double compute_share = 0;      // compute / T
-  double matrix_share = 0;       // matrix / compute
-  double matrix_efficiency = 0;  // at_peak / matrix
-  double mfu_hw = 0;             // at_peak / T
-  double coverage = 0;           // matrix_with_flops / matrix
+  double coverage = 0;                   // matrix_with_flops / matrix
 
   std::optional<ModelStepMfu> model;
 };
@@ -158,9 +153,11 @@ StatusOr<std::vector<StepWaterfall>> ComputeStepWaterfalls(const RankTrace& trac
                                                            const FlopsAttribution& attribution,
                                                            const WaterfallOptions& options);
 
-// Verifies the invariants: every bucket >= 0, buckets sum exactly to the
-// step time, layers nest (matrix <= compute <= busy <= T), the factors
-// multiply to MFU_hw. kInternal naming the first violation.
+// Verifies the invariants: the shared ones (CheckConsistency of the
+// Waterfall: every bucket >= 0, buckets sum exactly to the step time, the
+// factors multiply to MFU_hw), step_ns == end_ns - start_ns, the layers
+// nest (matrix <= compute <= busy <= T) and the buckets follow from them.
+// kInternal naming the first violation.
 Status CheckConsistency(const StepWaterfall& waterfall);
 
 }  // namespace mfu

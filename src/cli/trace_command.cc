@@ -3,18 +3,21 @@
 // the MFU waterfall, collectives across ranks.
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <ostream>
 #include <string>
-#include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/model_flags.h"
-#include "report/json_common.h"
-#include "cli/trace_analysis.h"
-#include "cli/trace_render.h"
+#include "mfu/catalog.h"
+#include "mfu/file_system.h"
+#include "mfu/report_trace.h"
+#include "mfu/trace_job.h"
 
 namespace mfu::cli {
 namespace {
@@ -85,91 +88,71 @@ class TraceCommand final : public Command {
     options.top_kernels = o_.top;
     options.gpu_override = o_.gpu.gpu;
     options.step_time = o_.step_time == "gpu" ? StepTimeKind::kGpuSpan : StepTimeKind::kCpuStep;
-    std::optional<ModelSpec> model;
-    MFU_RETURN_IF_ERROR(ResolveModel(model, options));
-    MFU_ASSIGN_OR_RETURN(HardwareDb db, o_.gpu.LoadDb());
-    if (!o_.gpu.gpu.empty())
-      MFU_RETURN_IF_ERROR(db.Find(o_.gpu.gpu).status());  // a typo is a usage error
-    MFU_ASSIGN_OR_RETURN(KernelClassifier classifier, KernelClassifier::LoadBuiltin());
+    options.threads = o_.threads;
+    options.keep_python_functions = o_.python;
+    MFU_ASSIGN_OR_RETURN(options.model, ModelRequest());
+    CatalogFiles files;
+    if (!o_.gpu.hardware_file.empty())
+      files.hardware.push_back(o_.gpu.hardware_file);
     if (!o_.kernel_classes.empty())
-      MFU_RETURN_IF_ERROR(classifier.AddRulesFile(o_.kernel_classes));
-
-    TraceParseOptions parse;
-    parse.keep_python_functions = o_.python;
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    parse.threads = o_.threads > 0 ? o_.threads : cores;
-    options.threads = parse.threads;
-    if (o_.threads < 0 || o_.threads > 256)
-      return InvalidArgumentError("--threads must be between 1 and 256");
-    std::vector<RankTrace> traces;
-    for (const std::string& path : o_.paths) {
-      MFU_ASSIGN_OR_RETURN(std::vector<RankTrace> set, ParseTraceSet(path, parse, parse.threads));
-      for (auto& t : set)
-        traces.push_back(std::move(t));
-    }
-    MFU_ASSIGN_OR_RETURN(JobAnalysis job, AnalyzeJob(std::move(traces), classifier, db, options));
+      files.kernel_classes.push_back(o_.kernel_classes);
+    MFU_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(RealFileSystem(), files));
+    MFU_ASSIGN_OR_RETURN(JobAnalysis job, AnalyzeTracePaths(o_.paths, catalog, options));
     if (!o_.csv_dir.empty())
-      MFU_RETURN_IF_ERROR(WriteTraceCsv(o_.csv_dir, job));
-    if (o_.json) {
-      report::PrintJson(ctx.out, TraceJobJson(job, options));
-    } else {
-      PrintTraceJob(ctx.out, job, options, o_.verbose);
-    }
+      MFU_RETURN_IF_ERROR(WriteFiles(o_.csv_dir, RenderTraceJobCsv(job)));
+    ctx.out << (o_.json ? RenderTraceJobJson(job, options) : RenderTraceJobText(job, options, o_.verbose));
     if (o_.strict) {
-      for (const auto& r : job.ranks) {
-        if (r.trace.error_count() > 0) {
-          return ParseError(r.trace.path + ": " + std::to_string(r.trace.error_count()) +
-                            " error diagnostics (--strict)");
-        }
-      }
+      Status errors = CheckTraceErrors(job);
+      if (!errors.ok())
+        return ParseError(errors.message() + " (--strict)");
     }
     return Status::Ok();
   }
 
  private:
-  Status ResolveModel(std::optional<ModelSpec>& model, TraceJobOptions& options) {
+  // The model MFU's request (nullopt without --model); the flags that only
+  // mean something with --model are refused without it.
+  StatusOr<std::optional<TraceModelRequest>> ModelRequest() const {
     if (o_.model.model.empty()) {
-      if (!o_.tokens_per_step.empty() || o_.batch > 0) {
+      if (!o_.tokens_per_step.empty() || o_.batch > 0)
         return InvalidArgumentError("--tokens-per-step and --batch need --model");
-      }
       for (const CLI::Option* opt : model_only_) {
         if (opt->count() > 0)
           return InvalidArgumentError(opt->get_name() + " needs --model");
       }
-      return Status::Ok();
+      return std::optional<TraceModelRequest>();
     }
-    MFU_ASSIGN_OR_RETURN(model, o_.model.Resolve());
-    ModelStepInput in;
+    TraceModelRequest in;
+    MFU_ASSIGN_OR_RETURN(in.model, o_.model.Resolve());
     MFU_ASSIGN_OR_RETURN(in.convention, ParseConvention(o_.convention));
     MFU_ASSIGN_OR_RETURN(in.recompute, ParseRecompute(o_.recompute));
-    if (o_.seq_len <= 0)
-      return InvalidArgumentError("--model needs --seq-len (the attention length)");
     in.seq_len = o_.seq_len;
-    if (!o_.tokens_per_step.empty() && o_.batch > 0) {
-      return InvalidArgumentError("--tokens-per-step and --batch are alternatives");
-    }
+    in.batch = o_.batch;
     if (!o_.tokens_per_step.empty()) {
       MFU_ASSIGN_OR_RETURN(in.tokens_per_step, base::ParseScaledNumber(o_.tokens_per_step, "--tokens-per-step"));
-    } else if (o_.batch > 0) {
-      in.tokens_per_step = static_cast<double>(o_.batch) * static_cast<double>(o_.seq_len);
-    } else {
-      return InvalidArgumentError("--model needs --tokens-per-step or --batch");
     }
-    if (!(in.tokens_per_step > 0))
-      return InvalidArgumentError("--tokens-per-step must be positive");
     if (!o_.precision.empty()) {
-      MFU_ASSIGN_OR_RETURN(DType d, ParseDType(o_.precision));
-      in.precision = d;
+      MFU_ASSIGN_OR_RETURN(in.precision, ParseDType(o_.precision));
     }
     in.training = !o_.inference;
-    model_ = std::move(*model);
-    in.model = &model_;
-    options.model = in;
+    return std::optional<TraceModelRequest>(std::move(in));
+  }
+
+  // Writes (file name, content) pairs into `dir` (created).
+  static Status WriteFiles(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+      return NotFoundError(dir + ": cannot create directory (" + ec.message() + ")");
+    for (const auto& [name, content] : files) {
+      std::ofstream f(std::filesystem::path(dir) / name);
+      if (!(f << content))
+        return NotFoundError(dir + "/" + name + ": cannot write");
+    }
     return Status::Ok();
   }
 
   TraceOptions o_;
-  ModelSpec model_;
   std::vector<CLI::Option*> model_only_;
 };
 

@@ -9,21 +9,13 @@
 #include <vector>
 
 #include "mfu/trace_classify.h"
+#include "testing/trace_builder.h"
 
 namespace mfu {
 namespace {
 
-const KernelClassifier& Builtin() {
-  static const KernelClassifier* classifier = [] {
-    auto loaded = KernelClassifier::LoadBuiltin();
-    EXPECT_TRUE(loaded.ok()) << loaded.status().message();
-    return new KernelClassifier(std::move(loaded).value());
-  }();
-  return *classifier;
-}
-
 KernelClass Kernel(std::string_view name) {
-  return Builtin().Classify(TraceEventKind::kKernel, name);
+  return testing::BuiltinClassifier().Classify(TraceEventKind::kKernel, name);
 }
 
 struct NameCase {
@@ -33,9 +25,10 @@ struct NameCase {
 
 void ExpectClasses(const std::vector<NameCase>& cases) {
   for (const NameCase& c : cases) {
-    const int rule = Builtin().MatchingRule(c.name);
+    const int rule = testing::BuiltinClassifier().MatchingRule(c.name);
     EXPECT_EQ(KernelClassName(Kernel(c.name)), std::string(KernelClassName(c.expected)))
-        << c.name << " (rule " << (rule < 0 ? "none" : Builtin().rules()[static_cast<size_t>(rule)].origin) << ")";
+        << c.name << " (rule "
+        << (rule < 0 ? "none" : testing::BuiltinClassifier().rules()[static_cast<size_t>(rule)].origin) << ")";
   }
 }
 
@@ -53,8 +46,8 @@ TEST(KernelClassNames, RoundTrip) {
 }
 
 TEST(KernelClassifier, BuiltinLoads) {
-  EXPECT_GT(Builtin().rules().size(), 50u);
-  for (const auto& rule : Builtin().rules()) {
+  EXPECT_GT(testing::BuiltinClassifier().rules().size(), 50u);
+  for (const auto& rule : testing::BuiltinClassifier().rules()) {
     EXPECT_FALSE(rule.source.empty()) << rule.origin << " has no source";
     EXPECT_NE(rule.cls, KernelClass::kUnclassified) << rule.origin;
   }
@@ -234,23 +227,25 @@ TEST(KernelClassifier, Reduction) {
 }
 
 TEST(KernelClassifier, MemcpyMemsetByKind) {
-  EXPECT_EQ(Builtin().Classify(TraceEventKind::kMemcpy, "Memcpy HtoD (Pinned -> Device)"), KernelClass::kMemcpy);
-  EXPECT_EQ(Builtin().Classify(TraceEventKind::kMemset, "Memset (Device)"), KernelClass::kMemset);
+  EXPECT_EQ(testing::BuiltinClassifier().Classify(TraceEventKind::kMemcpy, "Memcpy HtoD (Pinned -> Device)"),
+            KernelClass::kMemcpy);
+  EXPECT_EQ(testing::BuiltinClassifier().Classify(TraceEventKind::kMemset, "Memset (Device)"), KernelClass::kMemset);
   EXPECT_EQ(Kernel("dma_request"), KernelClass::kMemcpy);  // MTIA DMA kernels
   // Not GPU activity: never classified.
-  EXPECT_EQ(Builtin().Classify(TraceEventKind::kRuntime, "cudaLaunchKernel"), KernelClass::kUnclassified);
-  EXPECT_EQ(Builtin().Classify(TraceEventKind::kCpuOp, "aten::mm"), KernelClass::kUnclassified);
+  EXPECT_EQ(testing::BuiltinClassifier().Classify(TraceEventKind::kRuntime, "cudaLaunchKernel"),
+            KernelClass::kUnclassified);
+  EXPECT_EQ(testing::BuiltinClassifier().Classify(TraceEventKind::kCpuOp, "aten::mm"), KernelClass::kUnclassified);
 }
 
 TEST(KernelClassifier, UnmatchedIsUnclassified) {
   EXPECT_EQ(Kernel("triton__0d1d2d3d4d5d"), KernelClass::kUnclassified);  // old Triton names say nothing
   EXPECT_EQ(Kernel("my_custom_kernel"), KernelClass::kUnclassified);
   EXPECT_EQ(Kernel(""), KernelClass::kUnclassified);
-  EXPECT_EQ(Builtin().MatchingRule("my_custom_kernel"), -1);
+  EXPECT_EQ(testing::BuiltinClassifier().MatchingRule("my_custom_kernel"), -1);
 }
 
 TEST(KernelClassifier, UserRulesComeFirst) {
-  KernelClassifier c = Builtin();
+  KernelClassifier c = testing::BuiltinClassifier();
   ASSERT_TRUE(c.AddRulesCsv("class,match,pattern,source\n"
                             "gemm,prefix,my_custom,our GEMM\n"
                             "attention,regex,^volta_sgemm_128x32,pretend\n",
@@ -260,7 +255,7 @@ TEST(KernelClassifier, UserRulesComeFirst) {
   EXPECT_EQ(c.Classify(TraceEventKind::kKernel, "volta_sgemm_128x32_nt"), KernelClass::kAttention);
   EXPECT_EQ(c.Classify(TraceEventKind::kKernel, "volta_sgemm_64x64_nt"), KernelClass::kGemm);  // built-in
   EXPECT_EQ(c.rules().front().origin, "user.csv:2");
-  EXPECT_EQ(c.rules().size(), Builtin().rules().size() + 2);
+  EXPECT_EQ(c.rules().size(), testing::BuiltinClassifier().rules().size() + 2);
   // The copy it came from is untouched.
   EXPECT_EQ(Kernel("my_custom_kernel"), KernelClass::kUnclassified);
 
@@ -284,11 +279,11 @@ TEST(KernelClassifier, RuleErrorsNameTheLine) {
       {"class,match,pattern\ngemm,prefix\n", "u.csv:2: row has 2 fields"},
   };
   for (const ErrorCase& e : cases) {
-    KernelClassifier c = Builtin();
+    KernelClassifier c = testing::BuiltinClassifier();
     Status s = c.AddRulesCsv(e.csv, "u.csv");
     ASSERT_FALSE(s.ok()) << e.csv;
     EXPECT_EQ(s.message().rfind(e.message, 0), 0u) << s.message();
-    EXPECT_EQ(c.rules().size(), Builtin().rules().size()) << "a failed file must not add rules";
+    EXPECT_EQ(c.rules().size(), testing::BuiltinClassifier().rules().size()) << "a failed file must not add rules";
   }
   KernelClassifier c;
   Status missing = c.AddRulesFile(std::string(MFU_SOURCE_DIR) + "/no/such/rules.csv");
@@ -298,7 +293,7 @@ TEST(KernelClassifier, RuleErrorsNameTheLine) {
 TEST(KernelClassifier, RulesFileFromDisk) {
   KernelClassifier c;
   ASSERT_TRUE(c.AddRulesFile(std::string(MFU_SOURCE_DIR) + "/data/kernels/kernel_classes.csv").ok());
-  EXPECT_EQ(c.rules().size(), Builtin().rules().size());
+  EXPECT_EQ(c.rules().size(), testing::BuiltinClassifier().rules().size());
   EXPECT_EQ(c.Classify(TraceEventKind::kKernel, "nvjet_tst_64x64"), KernelClass::kGemm);
 }
 
@@ -329,7 +324,7 @@ TEST(ClassifyEvents, CachesPerNameAndSkipsCpuEvents) {
       KernelClass::kUnclassified, KernelClass::kUnclassified, KernelClass::kGemm,   KernelClass::kCommunication,
       KernelClass::kGemm,         KernelClass::kMemcpy,       KernelClass::kMemset, KernelClass::kUnclassified,
   };
-  EXPECT_EQ(ClassifyEvents(t, Builtin()), expected);
+  EXPECT_EQ(ClassifyEvents(t, testing::BuiltinClassifier()), expected);
 }
 
 // Every kernel of the real traces in tests/data: the built-in table leaves
@@ -347,17 +342,10 @@ TEST(ClassifyEvents, RealTracesAreAlmostFullyClassified) {
   for (const char* file : files) {
     auto trace = ParseTraceFile(std::string(MFU_SOURCE_DIR) + "/tests/data/traces/" + file);
     ASSERT_TRUE(trace.ok()) << file << ": " << trace.status().message();
-    const std::vector<KernelClass> classes = ClassifyEvents(*trace, Builtin());
-    int64_t kernel_ns = 0, unclassified_ns = 0;
-    for (size_t i = 0; i < trace->num_events(); ++i) {
-      if (trace->kind[i] != TraceEventKind::kKernel)
-        continue;
-      kernel_ns += trace->dur_ns[i];
-      if (classes[i] == KernelClass::kUnclassified)
-        unclassified_ns += trace->dur_ns[i];
-    }
-    EXPECT_GT(kernel_ns, 0) << file;
-    EXPECT_LT(static_cast<double>(unclassified_ns), 0.01 * static_cast<double>(kernel_ns)) << file;
+    const std::vector<KernelClass> classes = ClassifyEvents(*trace, testing::BuiltinClassifier());
+    const double unclassified = testing::UnclassifiedKernelShare(*trace, classes);
+    EXPECT_GE(unclassified, 0) << file;  // the trace has kernel time
+    EXPECT_LT(unclassified, 0.01) << file;
   }
 }
 

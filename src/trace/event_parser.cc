@@ -43,61 +43,40 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// Categories with a kind, the most frequent first (each compare starts with
+// the lengths, so a miss costs little).
+struct CategoryKind {
+  std::string_view cat;
+  TraceEventKind kind;
+};
+constexpr CategoryKind kCategoryKinds[] = {
+    {"cpu_op", TraceEventKind::kCpuOp},
+    {"kernel", TraceEventKind::kKernel},
+    {"cuda_runtime", TraceEventKind::kRuntime},
+    {"python_function", TraceEventKind::kPythonFunction},
+    {"user_annotation", TraceEventKind::kUserAnnotation},
+    {"gpu_user_annotation", TraceEventKind::kGpuUserAnnotation},
+    {"gpu_memcpy", TraceEventKind::kMemcpy},
+    {"gpu_memset", TraceEventKind::kMemset},
+    {"cuda_driver", TraceEventKind::kRuntime},
+    {"cuda_sync", TraceEventKind::kCudaSync},
+    {"Kernel", TraceEventKind::kKernel},
+    {"Memset", TraceEventKind::kMemset},
+    {"Memcpy", TraceEventKind::kMemcpy},
+    {"Runtime", TraceEventKind::kRuntime},
+    {"Operator", TraceEventKind::kCpuOp},
+    {"xpu_runtime", TraceEventKind::kRuntime},
+    {"xpu_driver", TraceEventKind::kRuntime},
+    {"mtia_runtime", TraceEventKind::kRuntime},
+    {"mtia_ccp_events", TraceEventKind::kKernel},
+    {"privateuse1_runtime", TraceEventKind::kRuntime},
+};
+
 TraceEventKind KindOf(std::string_view cat, bool& known) {
   known = true;
-  switch (cat.size()) {
-    case 6:
-      if (cat == "cpu_op")
-        return TraceEventKind::kCpuOp;
-      if (cat == "kernel" || cat == "Kernel")
-        return TraceEventKind::kKernel;
-      if (cat == "Memset")
-        return TraceEventKind::kMemset;
-      if (cat == "Memcpy")
-        return TraceEventKind::kMemcpy;
-      break;
-    case 7:
-      if (cat == "Runtime")
-        return TraceEventKind::kRuntime;
-      break;
-    case 8:
-      if (cat == "Operator")
-        return TraceEventKind::kCpuOp;
-      break;
-    case 9:
-      if (cat == "cuda_sync")
-        return TraceEventKind::kCudaSync;
-      break;
-    case 10:
-      if (cat == "gpu_memcpy")
-        return TraceEventKind::kMemcpy;
-      if (cat == "gpu_memset")
-        return TraceEventKind::kMemset;
-      break;
-    case 11:
-      if (cat == "cuda_driver" || cat == "xpu_runtime" || cat == "xpu_driver")
-        return TraceEventKind::kRuntime;
-      break;
-    case 12:
-      if (cat == "cuda_runtime" || cat == "mtia_runtime")
-        return TraceEventKind::kRuntime;
-      break;
-    case 15:
-      if (cat == "user_annotation")
-        return TraceEventKind::kUserAnnotation;
-      if (cat == "python_function")
-        return TraceEventKind::kPythonFunction;
-      if (cat == "mtia_ccp_events")
-        return TraceEventKind::kKernel;
-      break;
-    case 19:
-      if (cat == "gpu_user_annotation")
-        return TraceEventKind::kGpuUserAnnotation;
-      if (cat == "privateuse1_runtime")
-        return TraceEventKind::kRuntime;
-      break;
-    default:
-      break;
+  for (const CategoryKind& c : kCategoryKinds) {
+    if (c.cat.size() == cat.size() && c.cat == cat)
+      return c.kind;
   }
   static constexpr std::string_view kKnownOther[] = {"overhead",
                                                      "Trace",

@@ -27,14 +27,14 @@
 
 #include "mfu/trace_breakdown.h"
 #include "mfu/trace_flops.h"
-#include "trace/op_flops_test_util.h"
+#include "testing/trace_builder.h"
 
 namespace mfu {
 namespace {
 
 using testing::OpArgs;
-using testing::ShapedTraceBuilder;
-using B = ShapedTraceBuilder;
+using testing::TraceBuilder;
+using B = TraceBuilder;
 
 constexpr double kMiB = 1024.0 * 1024.0;
 const std::string kBf16 = "c10::BFloat16";
@@ -495,24 +495,6 @@ TEST(SummarizeFlops, DtypesWithoutPeakAreSetAside) {
 
 // ---- the H100 Qwen trace against TraceLens ----------------------------------
 
-const KernelClassifier& Builtin() {
-  static const KernelClassifier* classifier = [] {
-    auto loaded = KernelClassifier::LoadBuiltin();
-    EXPECT_TRUE(loaded.ok()) << loaded.status().message();
-    return new KernelClassifier(std::move(loaded).value());
-  }();
-  return *classifier;
-}
-
-const HardwareDb& Db() {
-  static const HardwareDb* db = [] {
-    auto loaded = HardwareDb::LoadBuiltin();
-    EXPECT_TRUE(loaded.ok()) << loaded.status().message();
-    return new HardwareDb(std::move(loaded).value());
-  }();
-  return *db;
-}
-
 class QwenH100 : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -520,7 +502,7 @@ class QwenH100 : public ::testing::Test {
     ASSERT_TRUE(parsed.ok()) << parsed.status().message();
     r_ = new Attributed;
     r_->trace = std::move(parsed).value();
-    r_->classes = ClassifyEvents(r_->trace, Builtin());
+    r_->classes = ClassifyEvents(r_->trace, testing::BuiltinClassifier());
     r_->launches = LinkLaunches(r_->trace);
     r_->a = AttributeOpFlops(r_->trace, r_->classes, r_->launches);
   }
@@ -553,7 +535,7 @@ TEST_F(QwenH100, OpsAreLinkedAndNestedOpsCountedOnce) {
 }
 
 TEST_F(QwenH100, GemmAndSdpaMatchTraceLens) {
-  auto gpu = ResolveTraceAccelerator(r_->trace, Db(), "");
+  auto gpu = ResolveTraceAccelerator(r_->trace, testing::BuiltinHardware(), "");
   ASSERT_TRUE(gpu.ok()) << gpu.status().message();
   EXPECT_EQ((*gpu)->id, "h100-sxm5-80gb");
   TraceFlopsSummary s = SummarizeFlops(r_->trace, r_->classes, r_->a, *gpu);

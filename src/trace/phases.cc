@@ -1,8 +1,6 @@
 // Step phases (phases.h): intervals per phase from names, then claimed in
 // priority order so that the phases partition the step.
 
-#include "trace/phases.h"
-
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -10,10 +8,16 @@
 #include <vector>
 
 #include "base/strings.h"
+#include "mfu/trace_phases.h"
 #include "trace/intervals.h"
 
-namespace mfu::trace {
+namespace mfu {
 namespace {
+
+using trace::Interval;
+using trace::MergeIntervals;
+using trace::Subtract;
+using trace::TotalLength;
 
 bool Contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
@@ -236,4 +240,4 @@ Status CheckConsistency(const StepPhases& phases) {
   return Status::Ok();
 }
 
-}  // namespace mfu::trace
+}  // namespace mfu

@@ -227,13 +227,7 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
     case ']':
       --depth_;
       if (mode_ == Mode::kEvents) {
-        if (depth_ == 2 && c == '}' && event_start_ != kNone) {
-          events.push_back({event_start_, static_cast<uint32_t>(offset + 1 - event_start_)});
-          event_start_ = kNone;
-          last_event_end_ = offset + 1;
-        } else if (depth_ == 2 && c == ']') {
-          last_event_end_ = offset + 1;  // end of a stray nested array element
-        } else if (depth_ == 1) {
+        if (!CloseAtEventDepth(c, offset, events) && depth_ == 1) {
           mode_ = Mode::kObject;
           last_key_is_events_ = false;
           if (bare_array_) {
@@ -320,13 +314,7 @@ const char* TraceScanner::ScanEventsFast(const char* p, const char* end, const c
         continue;
       }
       --depth_;
-      if (depth_ == 2 && c == '}' && event_start_ != kNone) {
-        events.push_back({event_start_, static_cast<uint32_t>(offset + 1 - event_start_)});
-        event_start_ = kNone;
-        last_event_end_ = offset + 1;
-      } else if (depth_ == 2 && c == ']') {
-        last_event_end_ = offset + 1;  // end of a stray nested array element
-      } else if (depth_ == 1) {
+      if (!CloseAtEventDepth(c, offset, events) && depth_ == 1) {
         CheckGap(data, base, last_event_end_, offset, diagnostics);
         // The events array closed: hand the rest to the byte scanner.
         mode_ = Mode::kObject;

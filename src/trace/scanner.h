@@ -69,6 +69,23 @@ class TraceScanner {
   // Counts a non-object element when stream bytes [from, to) between two
   // array elements hold anything but whitespace and commas.
   void CheckGap(const char* data, uint64_t base, uint64_t from, uint64_t to, DiagnosticCounter& diagnostics);
+  // A close at depth 2 (after the decrement) inside the events array: an
+  // event's '}' (its span appended) or a stray nested array's ']'. False when
+  // `c` closes something else.
+  bool CloseAtEventDepth(char c, uint64_t offset, std::vector<EventSpan>& events) {
+    if (depth_ != 2)
+      return false;
+    if (c == '}' && event_start_ != kNone) {
+      events.push_back({event_start_, static_cast<uint32_t>(offset + 1 - event_start_)});
+      event_start_ = kNone;
+      last_event_end_ = offset + 1;
+      return true;
+    }
+    if (c != ']')
+      return false;
+    last_event_end_ = offset + 1;  // end of a stray nested array element
+    return true;
+  }
   // Handles a structural byte outside strings; returns false to stop.
   void OnStructural(char c, uint64_t offset, std::vector<EventSpan>& events, DiagnosticCounter& diagnostics,
                     const char* where, const char* data_end);

@@ -10,6 +10,7 @@
 
 #include "mfu/trace.h"
 #include "mfu/trace_classify.h"
+#include "testing/trace_builder.h"
 
 namespace mfu {
 namespace {
@@ -21,24 +22,18 @@ TEST(ClassifyEvents, DeepSeekDeepEpIsCommunication) {
   const std::string path = std::string(MFU_SOURCE_DIR) + "/../shared/traces/deepseek-profile-data/train.json";
   auto trace = ParseTraceFile(path);
   ASSERT_TRUE(trace.ok()) << trace.status().message() << " (this test needs ../shared beside the checkout)";
-  auto classifier = KernelClassifier::LoadBuiltin();
-  ASSERT_TRUE(classifier.ok());
-  const std::vector<KernelClass> classes = ClassifyEvents(*trace, *classifier);
+  const std::vector<KernelClass> classes = ClassifyEvents(*trace, testing::BuiltinClassifier());
   size_t deep_ep = 0;
-  int64_t kernel_ns = 0, unclassified_ns = 0;
   for (size_t i = 0; i < trace->num_events(); ++i) {
-    if (trace->kind[i] != TraceEventKind::kKernel)
-      continue;
-    kernel_ns += trace->dur_ns[i];
-    if (classes[i] == KernelClass::kUnclassified)
-      unclassified_ns += trace->dur_ns[i];
-    if (trace->event_name(i).find("dpsk::ep::") == std::string_view::npos)
+    if (trace->kind[i] != TraceEventKind::kKernel || trace->event_name(i).find("dpsk::ep::") == std::string_view::npos)
       continue;
     ++deep_ep;
     EXPECT_EQ(classes[i], KernelClass::kCommunication) << trace->event_name(i);
   }
   EXPECT_GE(deep_ep, 30u);  // dispatch, combine, notify_dispatch, cached_notify, get_dispatch_layout
-  EXPECT_LT(static_cast<double>(unclassified_ns), 0.01 * static_cast<double>(kernel_ns));
+  const double unclassified = testing::UnclassifiedKernelShare(*trace, classes);
+  EXPECT_GE(unclassified, 0);
+  EXPECT_LT(unclassified, 0.01);
 }
 
 }  // namespace

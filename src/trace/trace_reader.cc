@@ -2,11 +2,9 @@
 // pipeline on one or more threads, the merge of per-thread builders, the sort,
 // and the top-level metadata. See docs/trace.md for the pipeline.
 
-#include <libdeflate.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -25,6 +23,7 @@
 #include "base/parallel.h"
 #include "mfu/trace.h"
 #include "trace/event_parser.h"
+#include "trace/gzip_source.h"
 #include "trace/scanner.h"
 #include "trace/sort_keys.h"
 #include "trace/trace_stats.h"
@@ -112,137 +111,6 @@ namespace {
 
 constexpr size_t kChunkBytes = 8u << 20;
 constexpr size_t kPadding = simdjson::SIMDJSON_PADDING;
-
-// A source of decompressed bytes.
-class ByteSource {
- public:
-  virtual ~ByteSource() = default;
-  // Fills up to `n` bytes; returns the count, 0 at the end. Sets `error`.
-  virtual size_t Read(char* out, size_t n, std::string& error) = 0;
-};
-
-class MemorySource final : public ByteSource {
- public:
-  explicit MemorySource(std::string_view data) : data_(data) {}
-  size_t Read(char* out, size_t n, std::string&) override {
-    size_t k = std::min(n, data_.size() - pos_);
-    std::memcpy(out, data_.data() + pos_, k);
-    pos_ += k;
-    return k;
-  }
-
- private:
-  std::string_view data_;
-  size_t pos_ = 0;
-};
-
-class FileSource final : public ByteSource {
- public:
-  explicit FileSource(std::FILE* f) : f_(f) {}
-  ~FileSource() override { std::fclose(f_); }
-  size_t Read(char* out, size_t n, std::string& error) override {
-    size_t k = std::fread(out, 1, n, f_);
-    if (k < n && std::ferror(f_))
-      error = "read error";
-    return k;
-  }
-
- private:
-  std::FILE* f_;
-};
-
-// Streaming gzip (multi-member) decompression over another source. zlib
-// inflates; the CRC-32 of each member is checked with libdeflate's
-// carry-less-multiply CRC (3-4x faster than zlib's, which was an eighth of
-// a gzip parse), against the member's trailer, as is its length.
-class GzipSource final : public ByteSource {
- public:
-  explicit GzipSource(std::unique_ptr<ByteSource> in) : in_(std::move(in)), buffer_(1u << 20) {
-    std::memset(&z_, 0, sizeof z_);
-    ok_ = inflateInit2(&z_, 16 + MAX_WBITS) == Z_OK && inflateValidate(&z_, 0) == Z_OK;
-  }
-  ~GzipSource() override { inflateEnd(&z_); }
-  size_t Read(char* out, size_t n, std::string& error) override {
-    if (!ok_) {
-      error = "zlib initialisation failed";
-      return 0;
-    }
-    z_.next_out = reinterpret_cast<Bytef*>(out);
-    z_.avail_out = static_cast<uInt>(n);
-    while (z_.avail_out > 0 && !done_) {
-      if (z_.avail_in == 0) {
-        // Keep the last bytes read: a member's trailer may straddle buffers.
-        tail_ = LastConsumed();
-        size_t k = in_->Read(buffer_.data(), buffer_.size(), error);
-        if (k == 0) {
-          if (!stream_end_)
-            error = "truncated gzip stream";
-          done_ = true;
-          break;
-        }
-        z_.next_in = reinterpret_cast<Bytef*>(buffer_.data());
-        z_.avail_in = static_cast<uInt>(k);
-      }
-      stream_end_ = false;
-      Bytef* const before = z_.next_out;
-      int rc = inflate(&z_, Z_NO_FLUSH);
-      const auto produced = static_cast<size_t>(z_.next_out - before);
-      crc_ = libdeflate_crc32(crc_, before, produced);
-      size_ += produced;
-      if (rc == Z_STREAM_END) {
-        if (!TrailerMatches()) {
-          error = "corrupt gzip data (CRC-32 or length of a member does not match its trailer)";
-          done_ = true;
-          break;
-        }
-        stream_end_ = true;
-        crc_ = 0;
-        size_ = 0;
-        inflateReset(&z_);  // concatenated members
-      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        error = std::string("corrupt gzip data (") + (z_.msg ? z_.msg : "inflate error") + ")";
-        done_ = true;
-      }
-    }
-    return n - z_.avail_out;
-  }
-
- private:
-  static constexpr size_t kTrailer = 8;  // CRC-32 and ISIZE, little-endian
-
-  // The last kTrailer bytes inflate consumed: the end of the current input
-  // buffer's consumed part, preceded by the previous buffers' last bytes.
-  std::array<unsigned char, kTrailer> LastConsumed() const {
-    const size_t used =
-        z_.next_in != nullptr ? static_cast<size_t>(z_.next_in - reinterpret_cast<const Bytef*>(buffer_.data())) : 0;
-    std::array<unsigned char, kTrailer> last{};
-    for (size_t i = 0; i < kTrailer; ++i) {
-      last[i] = used + i >= kTrailer ? static_cast<unsigned char>(buffer_[used + i - kTrailer]) : tail_[i + used];
-    }
-    return last;
-  }
-
-  // The member's trailer (the last bytes consumed at its end) against the
-  // CRC-32 and the length mod 2^32 of what it produced.
-  bool TrailerMatches() const {
-    const std::array<unsigned char, kTrailer> t = LastConsumed();
-    auto le32 = [&](size_t at) {
-      return static_cast<uint32_t>(t[at]) | static_cast<uint32_t>(t[at + 1]) << 8 |
-             static_cast<uint32_t>(t[at + 2]) << 16 | static_cast<uint32_t>(t[at + 3]) << 24;
-    };
-    return le32(0) == crc_ && le32(4) == static_cast<uint32_t>(size_);
-  }
-
-  std::unique_ptr<ByteSource> in_;
-  std::vector<char> buffer_;
-  std::array<unsigned char, kTrailer> tail_{};  // the last bytes of the previous input buffers
-  z_stream z_;
-  uint32_t crc_ = 0;
-  uint64_t size_ = 0;
-  bool ok_ = false;
-  bool done_ = false;
-  bool stream_end_ = false;
-};
 
 // A chunk of decompressed bytes with the complete events found in it.
 struct Batch {
@@ -766,18 +634,11 @@ StatusOr<RankTrace> Finish(RankTrace out, TraceScanner& scanner, BatchRunner& ru
   return out;
 }
 
-bool IsGzip(std::FILE* f) {
-  unsigned char magic[2] = {0, 0};
-  size_t n = std::fread(magic, 1, 2, f);
-  std::rewind(f);
-  return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-}
-
 }  // namespace
 }  // namespace trace
 
 StatusOr<RankTrace> ParseTraceBuffer(std::string_view json, std::string_view origin, const TraceParseOptions& options) {
-  if (json.size() >= 2 && static_cast<unsigned char>(json[0]) == 0x1f && static_cast<unsigned char>(json[1]) == 0x8b) {
+  if (trace::IsGzip(json)) {
     trace::GzipSource source(std::make_unique<trace::MemorySource>(json));
     return trace::ParseStream(source, origin, options, 0);
   }

@@ -126,7 +126,7 @@ double Ratio(double num, double den) {
 }
 
 void FillBuckets(const Layers& l, StepWaterfall& w) {
-  const int64_t t = w.step_ns();
+  const int64_t t = w.step_ns;
   w.busy_ns = trace::TotalLength(l.all);
   w.compute_ns = trace::TotalLength(l.compute);
   w.matrix_ns = trace::TotalLength(l.matrix);
@@ -143,15 +143,14 @@ void FillBuckets(const Layers& l, StepWaterfall& w) {
   const int64_t at_peak = std::clamp<int64_t>(at_peak_raw, 0, w.matrix_with_flops_ns);
   w.over_peak_ns = std::max<int64_t>(0, at_peak_raw - w.matrix_with_flops_ns);
 
-  auto set = [&w](WaterfallBucket b, int64_t v) { w.bucket_ns[static_cast<size_t>(b)] = v; };
-  set(WaterfallBucket::kIdle, t - w.busy_ns);
-  set(WaterfallBucket::kExposedCommunication, exposed_comm);
-  set(WaterfallBucket::kExposedMemcpy, exposed_mem);
-  set(WaterfallBucket::kUnattributed, w.busy_ns - w.compute_ns - exposed_comm - exposed_mem);
-  set(WaterfallBucket::kNonMatrixKernels, w.compute_ns - w.matrix_ns);
-  set(WaterfallBucket::kMatrixUnknownFlops, w.matrix_ns - w.matrix_with_flops_ns);
-  set(WaterfallBucket::kMatrixBelowPeak, w.matrix_with_flops_ns - at_peak);
-  set(WaterfallBucket::kMatrixAtPeak, at_peak);
+  w[WaterfallBucket::kIdle] = t - w.busy_ns;
+  w[WaterfallBucket::kExposedCommunication] = exposed_comm;
+  w[WaterfallBucket::kExposedMemcpy] = exposed_mem;
+  w[WaterfallBucket::kUnattributed] = w.busy_ns - w.compute_ns - exposed_comm - exposed_mem;
+  w[WaterfallBucket::kNonMatrixKernels] = w.compute_ns - w.matrix_ns;
+  w[WaterfallBucket::kMatrixUnknownFlops] = w.matrix_ns - w.matrix_with_flops_ns;
+  w[WaterfallBucket::kMatrixBelowPeak] = w.matrix_with_flops_ns - at_peak;
+  w[WaterfallBucket::kMatrixAtPeak] = at_peak;
 
   const double at_peak_d = static_cast<double>(at_peak);
   w.compute_share = Ratio(static_cast<double>(w.compute_ns), static_cast<double>(t));
@@ -186,6 +185,9 @@ StatusOr<ModelStepMfu> ModelMfu(const ModelStepInput& in, const Layers& l, const
   m.mfu = m.model_flops / capacity;
   m.hfu = m.hardware_flops / capacity;
   m.executed_over_model = Ratio(m.executed_flops, m.model_flops);
+  const double seconds = static_cast<double>(step_ns) * 1e-9;
+  m.utilization = MakeUtilization(in.convention, m.precision, m.model_flops / seconds, m.hardware_flops / seconds,
+                                  m.peak_flops_per_s);
   return m;
 }
 
@@ -239,10 +241,11 @@ StatusOr<StepWaterfall> WaterfallOf(const RankTrace& trace, std::span<const Kern
   w.label = std::move(label);
   w.start_ns = start_ns;
   w.end_ns = end_ns;
+  w.step_ns = end_ns - start_ns;
   const Layers layers = CollectLayers(trace, classes, attribution, *options.gpu, start_ns, end_ns, range);
   FillBuckets(layers, w);
   if (options.model) {
-    MFU_ASSIGN_OR_RETURN(w.model, ModelMfu(*options.model, layers, *options.gpu, w.step_ns()));
+    MFU_ASSIGN_OR_RETURN(w.model, ModelMfu(*options.model, layers, *options.gpu, w.step_ns));
   }
   return w;
 }
@@ -277,19 +280,13 @@ StatusOr<std::vector<StepWaterfall>> ComputeStepWaterfalls(const RankTrace& trac
 
 Status CheckConsistency(const StepWaterfall& w) {
   auto fail = [&w](const std::string& what) { return InternalError("waterfall '" + w.label + "': " + what); };
-  const int64_t t = w.step_ns();
+  const int64_t t = w.step_ns;
   if (t <= 0)
     return fail("step time " + std::to_string(t) + " ns is not positive");
-  int64_t sum = 0;
-  for (size_t b = 0; b < kNumWaterfallBuckets; ++b) {
-    if (w.bucket_ns[b] < 0) {
-      return fail(std::string("bucket ") + WaterfallBucketName(static_cast<WaterfallBucket>(b)) + " is negative (" +
-                  std::to_string(w.bucket_ns[b]) + " ns)");
-    }
-    sum += w.bucket_ns[b];
-  }
-  if (sum != t)
-    return fail("buckets sum to " + std::to_string(sum) + " ns, step is " + std::to_string(t) + " ns");
+  if (t != w.end_ns - w.start_ns)
+    return fail("step_ns " + std::to_string(t) + " != end_ns - start_ns");
+  if (Status common = CheckConsistency(static_cast<const Waterfall&>(w)); !common.ok())
+    return fail(common.message());
   if (!(w.matrix_with_flops_ns <= w.matrix_ns && w.matrix_ns <= w.compute_ns && w.compute_ns <= w.busy_ns &&
         w.busy_ns <= t)) {
     return fail("layers do not nest (matrix_with_flops <= matrix <= compute <= busy <= step)");
@@ -303,11 +300,6 @@ Status CheckConsistency(const StepWaterfall& w) {
   }
   if (w[WaterfallBucket::kNonMatrixKernels] != w.compute_ns - w.matrix_ns)
     return fail("non-matrix != compute - matrix");
-  const double product = w.compute_share * w.matrix_share * w.matrix_efficiency;
-  if (std::fabs(product - w.mfu_hw) > 1e-9) {
-    return fail("compute share x matrix share x efficiency = " + std::to_string(product) + " != MFU_hw " +
-                std::to_string(w.mfu_hw));
-  }
   return Status::Ok();
 }
 

@@ -19,16 +19,16 @@
 
 #include "mfu/model.h"
 #include "mfu/trace_breakdown.h"
+#include "mfu/trace_phases.h"
 #include "mfu/trace_waterfall.h"
-#include "trace/op_flops_test_util.h"
-#include "trace/phases.h"
+#include "testing/trace_builder.h"
 
 namespace mfu {
 namespace {
 
 using testing::OpArgs;
-using testing::ShapedTraceBuilder;
-using B = ShapedTraceBuilder;
+using testing::TraceBuilder;
+using B = TraceBuilder;
 using W = WaterfallBucket;
 
 const std::string kBf16 = "c10::BFloat16";
@@ -160,21 +160,14 @@ TEST(Waterfall, ImpossibleFlopsAreClampedAndReported) {
 }
 
 TEST(Waterfall, ModelFlopsMfu) {
-  GenericModelOptions o;
-  o.layers = 2;
-  o.hidden = 256;
-  o.heads = 4;
-  o.ffn = 1024;
-  o.vocab = 1000;
-  auto model = BuildGenericModel(o);
-  ASSERT_TRUE(model.ok()) << model.status().message();
+  const ModelSpec model = testing::TinyModel();
   Prepared p = Prepare(Example());
   Accelerator gpu = testing::TestGpu();
   ModelStepInput in;
-  in.model = &*model;
+  in.model = &model;
   in.seq_len = 128;
   in.tokens_per_step = 256;
-  auto tf = ComputeTrainingFlops(*model, Convention::kMegatron, 128, Recompute::kNone);
+  auto tf = ComputeTrainingFlops(model, Convention::kMegatron, 128, Recompute::kNone);
   ASSERT_TRUE(tf.ok());
   StepWaterfall w = Waterfall(p, 0, 1000, {&gpu, in});
   ASSERT_TRUE(w.model.has_value());
@@ -183,6 +176,12 @@ TEST(Waterfall, ModelFlopsMfu) {
   EXPECT_DOUBLE_EQ(w.model->mfu, tf->model_per_token * 256 / (1000e-9 * 1e15));
   EXPECT_DOUBLE_EQ(w.model->executed_flops, 1.5e8);
   EXPECT_DOUBLE_EQ(w.model->executed_over_model, 1.5e8 / (tf->model_per_token * 256));
+  // The same as a Utilization: FLOP/s over the 1000 ns step against 1e15.
+  const Utilization& u = w.model->utilization;
+  EXPECT_DOUBLE_EQ(u.model_flops_per_s, tf->model_per_token * 256 / 1000e-9);
+  EXPECT_DOUBLE_EQ(u.peak_flops_per_s, 1e15);
+  EXPECT_DOUBLE_EQ(u.mfu, tf->model_per_token * 256 / 1000e-9 / 1e15);
+  EXPECT_EQ(u.convention, Convention::kMegatron);
   in.training = false;
   StepWaterfall fwd = Waterfall(p, 0, 1000, {&gpu, in});
   EXPECT_DOUBLE_EQ(fwd.model->model_flops, tf->forward.total() * 256);
@@ -196,11 +195,8 @@ TEST(Waterfall, Errors) {
   EXPECT_EQ(ComputeWaterfall(p.trace, p.classes, p.attribution, 5, 5, "w", {&gpu}).status().code(),
             StatusCode::kInvalidArgument);  // empty window
   ModelStepInput no_tokens;
-  GenericModelOptions o;
-  o.layers = 1, o.hidden = 64, o.heads = 1, o.ffn = 128, o.vocab = 10;
-  auto model = BuildGenericModel(o);
-  ASSERT_TRUE(model.ok());
-  no_tokens.model = &*model;
+  const ModelSpec model = testing::TinyModel();
+  no_tokens.model = &model;
   no_tokens.seq_len = 16;
   EXPECT_EQ(ComputeWaterfall(p.trace, p.classes, p.attribution, 0, 1000, "w", {&gpu, no_tokens}).status().code(),
             StatusCode::kInvalidArgument);
@@ -244,7 +240,7 @@ TEST(Waterfall, StepWindows) {
   ASSERT_TRUE(by_span.ok());
   ASSERT_EQ(by_span->size(), 1u);  // step 2 has no GPU span
   EXPECT_EQ((*by_span)[0].start_ns, 1200);
-  EXPECT_EQ((*by_span)[0].step_ns(), 300);
+  EXPECT_EQ((*by_span)[0].step_ns, 300);
   EXPECT_DOUBLE_EQ((*by_span)[0].matrix_efficiency, 0.5);
   // Without ProfilerStep: one window over the GPU activity.
   Prepared bare = Prepare(Example());
@@ -286,11 +282,11 @@ RankTrace PhasesExample(bool annotate_forward) {
   return b.Build();
 }
 
-std::vector<trace::StepPhases> Phases(const RankTrace& t) {
+std::vector<StepPhases> Phases(const RankTrace& t) {
   const std::vector<uint32_t> launches = LinkLaunches(t);
-  std::vector<trace::StepPhases> out = trace::ComputeStepPhases(t, FindProfilerSteps(t, launches));
-  for (const trace::StepPhases& s : out) {
-    Status ok = trace::CheckConsistency(s);
+  std::vector<StepPhases> out = ComputeStepPhases(t, FindProfilerSteps(t, launches));
+  for (const StepPhases& s : out) {
+    Status ok = CheckConsistency(s);
     EXPECT_TRUE(ok.ok()) << ok.message();
   }
   return out;
@@ -298,10 +294,10 @@ std::vector<trace::StepPhases> Phases(const RankTrace& t) {
 
 TEST(StepPhases, InferredForward) {
   RankTrace t = PhasesExample(false);
-  std::vector<trace::StepPhases> phases = Phases(t);
+  std::vector<StepPhases> phases = Phases(t);
   ASSERT_EQ(phases.size(), 1u);
-  const trace::StepPhases& s = phases[0];
-  using P = trace::StepPhase;
+  const StepPhases& s = phases[0];
+  using P = StepPhase;
   EXPECT_EQ(s.label, "ProfilerStep#1");
   EXPECT_FALSE(s.forward_annotated);
   EXPECT_EQ(s[P::kDataLoading], 150);
@@ -310,52 +306,34 @@ TEST(StepPhases, InferredForward) {
   EXPECT_EQ(s[P::kCommunication], 20);
   EXPECT_EQ(s[P::kOptimizer], 150);
   EXPECT_EQ(s[P::kOtherHost], 130);
-  EXPECT_STREQ(trace::StepPhaseName(P::kOtherHost), "other_host");
+  EXPECT_STREQ(StepPhaseName(P::kOtherHost), "other_host");
 }
 
 TEST(StepPhases, AnnotatedForward) {
   RankTrace t = PhasesExample(true);
-  std::vector<trace::StepPhases> phases = Phases(t);
+  std::vector<StepPhases> phases = Phases(t);
   ASSERT_EQ(phases.size(), 1u);
-  using P = trace::StepPhase;
+  using P = StepPhase;
   EXPECT_TRUE(phases[0].forward_annotated);
   EXPECT_EQ(phases[0][P::kForward], 270);  // [150, 420)
   EXPECT_EQ(phases[0][P::kOtherHost], 160);
 }
 
 TEST(StepPhases, CheckConsistencyCatchesBrokenPhases) {
-  trace::StepPhases s;
+  StepPhases s;
   s.label = "x";
   s.start_ns = 0;
   s.end_ns = 10;
   s.phase_ns[0] = 9;
-  EXPECT_EQ(trace::CheckConsistency(s).code(), StatusCode::kInternal);
+  EXPECT_EQ(CheckConsistency(s).code(), StatusCode::kInternal);
 }
 
 // ---- real traces ------------------------------------------------------------
 
-const KernelClassifier& Builtin() {
-  static const KernelClassifier* classifier = [] {
-    auto loaded = KernelClassifier::LoadBuiltin();
-    EXPECT_TRUE(loaded.ok()) << loaded.status().message();
-    return new KernelClassifier(std::move(loaded).value());
-  }();
-  return *classifier;
-}
-
-const HardwareDb& Db() {
-  static const HardwareDb* db = [] {
-    auto loaded = HardwareDb::LoadBuiltin();
-    EXPECT_TRUE(loaded.ok()) << loaded.status().message();
-    return new HardwareDb(std::move(loaded).value());
-  }();
-  return *db;
-}
-
 Prepared PrepareReal(RankTrace trace) {
   Prepared p;
   p.trace = std::move(trace);
-  p.classes = ClassifyEvents(p.trace, Builtin());
+  p.classes = ClassifyEvents(p.trace, testing::BuiltinClassifier());
   p.launches = LinkLaunches(p.trace);
   p.attribution = AttributeOpFlops(p.trace, p.classes, p.launches);
   return p;
@@ -374,9 +352,9 @@ TEST(WaterfallRealTraces, ConsistentEverywhere) {
     ASSERT_TRUE(set.ok()) << entry.path() << ": " << set.status().message();
     for (RankTrace& t : *set) {
       Prepared p = PrepareReal(std::move(t));
-      auto gpu = ResolveTraceAccelerator(p.trace, Db(), "");
+      auto gpu = ResolveTraceAccelerator(p.trace, testing::BuiltinHardware(), "");
       if (!gpu.ok())
-        gpu = ResolveTraceAccelerator(p.trace, Db(), "a100");  // CPU-only, MTIA, unnamed ROCm
+        gpu = ResolveTraceAccelerator(p.trace, testing::BuiltinHardware(), "a100");  // CPU-only, MTIA, unnamed ROCm
       ASSERT_TRUE(gpu.ok()) << gpu.status().message();
       for (StepTimeKind kind : {StepTimeKind::kCpuStep, StepTimeKind::kGpuSpan}) {
         WaterfallOptions options{*gpu};
@@ -399,8 +377,8 @@ TEST(WaterfallRealTraces, ConsistentEverywhere) {
           ++checked;
         }
       }
-      for (const trace::StepPhases& s : Phases(p.trace))
-        EXPECT_GE(s[trace::StepPhase::kOtherHost], 0);
+      for (const StepPhases& s : Phases(p.trace))
+        EXPECT_GE(s[StepPhase::kOtherHost], 0);
     }
   }
   EXPECT_GT(checked, 20u);
@@ -411,10 +389,10 @@ TEST(WaterfallRealTraces, AnnotatedTrainingStepPhases) {
   // and "## optimizer ##" ranges in each of its three steps.
   auto t = ParseTraceFile(TracePath("nccl_collectives_a100.json.gz"));
   ASSERT_TRUE(t.ok()) << t.status().message();
-  std::vector<trace::StepPhases> phases = Phases(*t);
+  std::vector<StepPhases> phases = Phases(*t);
   ASSERT_EQ(phases.size(), 3u);
-  using P = trace::StepPhase;
-  for (const trace::StepPhases& s : phases) {
+  using P = StepPhase;
+  for (const StepPhases& s : phases) {
     EXPECT_TRUE(s.forward_annotated) << s.label;
     EXPECT_GT(s[P::kForward], 0) << s.label;
     EXPECT_GT(s[P::kBackward], 0) << s.label;
@@ -427,13 +405,13 @@ TEST(WaterfallRealTraces, InferredTrainingStepPhases) {
   // single-process DataLoader, autograd on its own thread, SGD.
   auto t = ParseTraceFile(TracePath("legacy_2021_resnet50.json.gz"));
   ASSERT_TRUE(t.ok()) << t.status().message();
-  std::vector<trace::StepPhases> phases = Phases(*t);
+  std::vector<StepPhases> phases = Phases(*t);
   ASSERT_FALSE(phases.empty());
-  using P = trace::StepPhase;
-  for (const trace::StepPhases& s : phases) {
+  using P = StepPhase;
+  for (const StepPhases& s : phases) {
     EXPECT_FALSE(s.forward_annotated) << s.label;
     for (P p : {P::kDataLoading, P::kForward, P::kBackward, P::kOptimizer}) {
-      EXPECT_GT(s[p], s.step_ns() / 20) << s.label << " " << trace::StepPhaseName(p);
+      EXPECT_GT(s[p], s.step_ns() / 20) << s.label << " " << StepPhaseName(p);
     }
   }
 }
@@ -450,7 +428,7 @@ TEST(WaterfallRealTraces, QwenH100MatchesTraceLensTimeline) {
   auto t = ParseTraceFile(TracePath("h100_qwen_inference.json.gz"));
   ASSERT_TRUE(t.ok()) << t.status().message();
   Prepared p = PrepareReal(std::move(t).value());
-  auto gpu = ResolveTraceAccelerator(p.trace, Db(), "");
+  auto gpu = ResolveTraceAccelerator(p.trace, testing::BuiltinHardware(), "");
   ASSERT_TRUE(gpu.ok()) << gpu.status().message();
   auto config = ParseModelConfig(kQwen15_05B, "Qwen1.5-0.5B-Chat/config.json");
   ASSERT_TRUE(config.ok()) << config.status().message();
@@ -476,8 +454,8 @@ TEST(WaterfallRealTraces, QwenH100MatchesTraceLensTimeline) {
   // 31,905,473 ns; the window (ops launched in the step) is 34,892,419 ns,
   // Kineto's gpu_user_annotation 34,892,421 ns (shifted by its +2 ns).
   EXPECT_EQ(w.busy_ns, 31'905'473);
-  EXPECT_EQ(w.step_ns(), 34'892'419);
-  EXPECT_NEAR(static_cast<double>(w.step_ns()), 34'892'418.9453125, 20);
+  EXPECT_EQ(w.step_ns, 34'892'419);
+  EXPECT_NEAR(static_cast<double>(w.step_ns), 34'892'418.9453125, 20);
   EXPECT_NEAR(static_cast<double>(w[W::kIdle]), 2'986'935.791015625, 20);
   EXPECT_NEAR(static_cast<double>(w.busy_ns), 31'905'483.154296874, 20);
   // TraceLens counts the 241 memsets as computation and reports only the one
@@ -498,7 +476,7 @@ TEST(WaterfallRealTraces, QwenH100MatchesTraceLensTimeline) {
   EXPECT_NEAR(w.model->model_flops, (26'834'944.0 * 24 + 2.0 * 1024 * 151936) * tokens, 1e-9 * w.model->model_flops);
   EXPECT_NEAR(w.model->executed_over_model, 644'038'656.0 / 955'203'584.0, 1e-6);
   EXPECT_EQ(w.model->precision, DType::kBf16);
-  EXPECT_DOUBLE_EQ(w.model->mfu, w.model->model_flops / (static_cast<double>(w.step_ns()) * 1e-9 * 989.4e12));
+  EXPECT_DOUBLE_EQ(w.model->mfu, w.model->model_flops / (static_cast<double>(w.step_ns) * 1e-9 * 989.4e12));
 }
 
 }  // namespace

@@ -170,10 +170,10 @@ TEST(CliTrace, HtaCompatJsonFields) {
   ASSERT_EQ(j["ranks"].size(), 8u);
   const auto& rank0 = j["ranks"][0];
   EXPECT_EQ(rank0["rank"], 0);
-  EXPECT_DOUBLE_EQ(rank0["temporal"]["idle_us"].get<double>(), 6419);
-  EXPECT_DOUBLE_EQ(rank0["temporal"]["compute_us"].get<double>(), 1034);
-  EXPECT_DOUBLE_EQ(rank0["temporal"]["non_compute_us"].get<double>(), 5556);
-  EXPECT_DOUBLE_EQ(rank0["temporal"]["span_us"].get<double>(), 13009);
+  EXPECT_EQ(rank0["temporal"]["idle_ns"].get<int64_t>(), 6'419'000);
+  EXPECT_EQ(rank0["temporal"]["compute_ns"].get<int64_t>(), 1'034'000);
+  EXPECT_EQ(rank0["temporal"]["non_compute_ns"].get<int64_t>(), 5'556'000);
+  EXPECT_EQ(rank0["temporal"]["span_ns"].get<int64_t>(), 13'009'000);
   EXPECT_NEAR(rank0["overlap_pct"].get<double>(), 4.50, 0.005);
   EXPECT_TRUE(rank0["steps"].is_array());
   EXPECT_EQ(j["collectives"]["hta_stragglers"], nlohmann::json::array({2, 7}));
@@ -185,10 +185,10 @@ TEST(CliTrace, WaterfallSumsToStepTime) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   const auto& w = j["ranks"][0]["waterfall"];
-  double sum = 0;
-  for (const auto& [name, us] : w["buckets_us"].items())
-    sum += us.get<double>();
-  EXPECT_NEAR(sum, w["step_us"].get<double>(), 1e-6);
+  int64_t sum = 0;
+  for (const auto& [name, ns] : w["buckets_ns"].items())
+    sum += ns.get<int64_t>();
+  EXPECT_EQ(sum, w["step_ns"].get<int64_t>());  // integer ns, exactly
   EXPECT_NEAR(w["mfu_hw"].get<double>(),
               w["compute_share"].get<double>() * w["matrix_share"].get<double>() * w["matrix_efficiency"].get<double>(),
               1e-12);
@@ -220,7 +220,8 @@ std::vector<std::vector<std::string>> ReadCsvRows(const std::string& path) {
 }
 
 // --csv: per-step waterfalls and host phases equal the JSON's, to full
-// precision (a 3-step NCCL trace: the main waterfall plus three step rows).
+// precision (a 3-step NCCL trace: the main waterfall plus three step rows;
+// the CSV in us, the JSON in integer ns).
 TEST(CliTrace, CsvStepWaterfallsAndPhasesMatchJson) {
   char tmpl[] = "/tmp/mfu_csv_XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -232,7 +233,7 @@ TEST(CliTrace, CsvStepWaterfallsAndPhasesMatchJson) {
   ASSERT_EQ(steps.size(), 3u);
   const auto waterfall = ReadCsvRows(dir + "/waterfall.csv");
   const auto phases = ReadCsvRows(dir + "/phases.csv");
-  const size_t buckets = j["ranks"][0]["waterfall"]["buckets_us"].size();
+  const size_t buckets = j["ranks"][0]["waterfall"]["buckets_ns"].size();
   EXPECT_EQ(waterfall.size(), buckets * 4);  // "all steps" and each step
   EXPECT_EQ(phases.size(), 6u * 3);
   size_t checked = 0;
@@ -240,13 +241,14 @@ TEST(CliTrace, CsvStepWaterfallsAndPhasesMatchJson) {
     const std::string name = step["name"];
     for (const auto& row : waterfall) {
       if (row[1] == name) {
-        EXPECT_DOUBLE_EQ(std::stod(row[3]), step["waterfall"]["buckets_us"][row[2]].get<double>()) << name << row[2];
+        EXPECT_DOUBLE_EQ(std::stod(row[3]), step["waterfall"]["buckets_ns"][row[2]].get<double>() / 1e3)
+            << name << row[2];
         ++checked;
       }
     }
     for (const auto& row : phases) {
       if (row[1] == name) {
-        EXPECT_DOUBLE_EQ(std::stod(row[3]), step["phases_us"][row[2]].get<double>()) << name << row[2];
+        EXPECT_DOUBLE_EQ(std::stod(row[3]), step["phases_ns"][row[2]].get<double>() / 1e3) << name << row[2];
         ++checked;
       }
     }

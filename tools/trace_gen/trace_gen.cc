@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "mfu/status.h"
+#include "mfu/trace.h"
 
 namespace {
 
@@ -138,24 +139,6 @@ class RawDomBuilder {
   std::string key_;
   std::string error_;
 };
-
-mfu::StatusOr<std::string> ReadMaybeGzip(const std::string& path) {
-  gzFile gz = gzopen(path.c_str(), "rb");  // reads plain files unchanged
-  if (gz == nullptr)
-    return mfu::NotFoundError(path + ": cannot open (" + std::strerror(errno) + ")");
-  std::string text;
-  std::vector<char> buffer(1u << 20);
-  int n = 0;
-  while ((n = gzread(gz, buffer.data(), static_cast<unsigned>(buffer.size()))) > 0) {
-    text.append(buffer.data(), static_cast<size_t>(n));
-  }
-  int err = Z_OK;
-  std::string message = n < 0 ? gzerror(gz, &err) : "";
-  gzclose(gz);
-  if (n < 0)
-    return mfu::ParseError(path + ": " + message);
-  return text;
-}
 
 std::string_view RawText(const Json& v) {
   const auto& bytes = v.get_binary();
@@ -737,7 +720,7 @@ mfu::Status Run(Options options) {
   }
   if (single_file && options.out.ends_with(".gz"))
     options.gzip = true;
-  MFU_ASSIGN_OR_RETURN(std::string text, ReadMaybeGzip(options.source));
+  MFU_ASSIGN_OR_RETURN(std::string text, mfu::ReadTraceBytes(options.source));
   Json root;
   RawDomBuilder builder(root);
   if (!Json::sax_parse(text, &builder))

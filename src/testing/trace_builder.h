@@ -1,9 +1,9 @@
 #pragma once
 
-// Test-only helpers for op_flops_test.cc and waterfall_test.cc: a builder of
-// RankTraces with shapes, External ids and launch correlations, a class
-// assignment by name that does not depend on the classifier's table, and a
-// test accelerator with round peaks.
+// Test fixtures (target mfu_testing, test-only): a builder of RankTraces
+// with shapes, External ids and launch correlations, a class assignment by
+// name that does not depend on the classifier's table, and a test
+// accelerator with round peaks.
 
 #include <algorithm>
 #include <cstdint>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mfu/hwdb.h"
+#include "mfu/model.h"
 #include "mfu/trace.h"
 #include "mfu/trace_classify.h"
 
@@ -24,14 +25,15 @@ struct OpArgs {
   std::vector<std::string> concrete;
 };
 
-class ShapedTraceBuilder {
+class TraceBuilder {
  public:
-  static constexpr uint32_t kMain = 0;      // the training loop's thread
+  static constexpr uint32_t kMain = 0;  // the training loop's thread
+  static constexpr uint32_t kCpu = kMain;
   static constexpr uint32_t kAutograd = 1;  // autograd's device thread
   static constexpr uint32_t kStream7 = 2;
   static constexpr uint32_t kStream8 = 3;
 
-  ShapedTraceBuilder() {
+  TraceBuilder() {
     t_.tracks.push_back({"100", "100", false, -1, -1});
     t_.tracks.push_back({"100", "101", false, -1, -1});
     t_.tracks.push_back({"0", "7", true, 0, 7});
@@ -70,6 +72,21 @@ class ShapedTraceBuilder {
   void Kernel(int64_t launch_ts, const std::string& name, int64_t ts, int64_t dur, uint32_t stream, int64_t external_id,
               TraceEventKind kind = TraceEventKind::kKernel) {
     Launch(launch_ts, kind, name, ts, dur, stream, external_id, external_id);
+  }
+  // A runtime launch [launch_ts, launch_ts + launch_dur) on kMain and the
+  // GPU op it launched (no External ids).
+  void Launch(int64_t launch_ts, int64_t launch_dur, TraceEventKind kind, const std::string& name, int64_t ts,
+              int64_t dur, uint32_t stream) {
+    Launch(launch_ts, kind, name, ts, dur, stream, kNoId, kNoId);
+    pending_[pending_.size() - 2].dur = launch_dur;
+  }
+  // A CPU event on kMain.
+  void Cpu(TraceEventKind kind, const std::string& name, int64_t ts, int64_t dur) {
+    pending_.push_back({ts, dur, kind, name, kMain});
+  }
+  // A GPU event with no launch (Orphan with the arguments in event order).
+  void Gpu(TraceEventKind kind, const std::string& name, int64_t ts, int64_t dur, uint32_t stream) {
+    Orphan(name, ts, dur, stream, kind);
   }
   // A GPU event with no launch in the trace.
   void Orphan(const std::string& name, int64_t ts, int64_t dur, uint32_t stream,
@@ -170,5 +187,28 @@ inline Accelerator TestGpu() {
   a.peak_tflops[static_cast<size_t>(DType::kFp32)] = 100;
   return a;
 }
+
+// Kernel time (GPU kernels only) left unclassified by `classes`, as a
+// fraction of all kernel time; -1 when the trace has no kernel time.
+inline double UnclassifiedKernelShare(const RankTrace& t, const std::vector<KernelClass>& classes) {
+  int64_t kernel_ns = 0, unclassified_ns = 0;
+  for (size_t i = 0; i < t.num_events(); ++i) {
+    if (t.kind[i] != TraceEventKind::kKernel)
+      continue;
+    kernel_ns += t.dur_ns[i];
+    if (classes[i] == KernelClass::kUnclassified)
+      unclassified_ns += t.dur_ns[i];
+  }
+  return kernel_ns > 0 ? static_cast<double>(unclassified_ns) / static_cast<double>(kernel_ns) : -1;
+}
+
+// The built-in tables, loaded once per test binary (a failure to load is a
+// test failure).
+const KernelClassifier& BuiltinClassifier();
+const HardwareDb& BuiltinHardware();
+
+// A small generic transformer for FLOPs tests: 2 layers, hidden 256, 4
+// heads, gated MLP of 1024, vocabulary 1000.
+ModelSpec TinyModel();
 
 }  // namespace mfu::testing

@@ -37,7 +37,7 @@
 #include "mfu/trace.h"
 #include "mfu/trace_breakdown.h"
 
-namespace mfu::trace {
+namespace mfu {
 
 enum class StepPhase : uint8_t {
   kDataLoading = 0,
@@ -69,4 +69,4 @@ std::vector<StepPhases> ComputeStepPhases(const RankTrace& trace, std::span<cons
 // naming the first violation.
 Status CheckConsistency(const StepPhases& phases);
 
-}  // namespace mfu::trace
+}  // namespace mfu

@@ -1,0 +1,240 @@
+// The trace job (mfu/trace_job.h): the per-rank analyses and the
+// collectives, in three ParallelFor phases over ranks.
+
+#include <algorithm>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "base/parallel.h"
+#include "mfu/setup.h"
+#include "mfu/trace_job.h"
+
+namespace mfu {
+namespace {
+
+// The main window: every profiler step together (HTA's window with
+// --hta-compat: the last step dropped), or the whole trace without steps.
+TraceWindow MainWindow(const std::vector<ProfilerStepInfo>& steps, BreakdownVariant variant) {
+  if (variant == BreakdownVariant::kHtaCompat)
+    return HtaWindow(steps);
+  if (steps.empty())
+    return WholeTraceWindow();
+  return StepsWindow(steps);
+}
+
+// What a rank's analyses share: computed first, then read-only.
+struct RankBasis {
+  std::vector<uint32_t> launches;
+  std::vector<ProfilerStepInfo> steps;
+};
+
+// The launch links, the profiler steps and the accelerator (needs the
+// rank's kernel classes).
+RankBasis Prepare(const RankTrace& t, RankAnalysis& r, const HardwareDb& db, const TraceJobOptions& options) {
+  RankBasis basis;
+  basis.launches = LinkLaunches(t);
+  basis.steps = FindProfilerSteps(t, basis.launches);
+  auto gpu = ResolveTraceAccelerator(t, db, options.gpu_override);
+  if (gpu.ok()) {
+    r.gpu = *gpu;
+  } else {
+    r.accelerator_error = gpu.status().message();
+  }
+  return basis;
+}
+
+// The breakdowns of the main window and of every step, and the phases.
+void AnalyzeBreakdowns(const RankTrace& t, const RankBasis& basis, RankAnalysis& r, const TraceJobOptions& options) {
+  BreakdownOptions b;
+  b.variant = options.variant;
+  b.top_kernels = options.top_kernels;
+  if (options.variant == BreakdownVariant::kHtaCompat && t.first_event_ts_ns != kNoId) {
+    b.hta_row0_ts_ns = t.first_event_ts_ns;
+  }
+  std::vector<TraceWindow> windows{MainWindow(basis.steps, options.variant)};
+  for (const auto& step : basis.steps)
+    windows.push_back(StepWindow(step));
+  std::vector<WindowBreakdown> breakdowns = AnalyzeWindows(t, r.classes, basis.launches, windows, b);
+  r.main = std::move(breakdowns.front());
+  for (size_t s = 0; s < basis.steps.size(); ++s)
+    r.steps.push_back({basis.steps[s], std::move(breakdowns[s + 1])});
+  r.phases = ComputeStepPhases(t, basis.steps);
+}
+
+// The main waterfall spans the steps' windows end to end (one step: itself).
+void MainWaterfall(const RankTrace& t, RankAnalysis& r, WaterfallOptions w) {
+  int64_t start = r.step_waterfalls.front().start_ns, end = r.step_waterfalls.back().end_ns;
+  std::string label = r.step_waterfalls.size() == 1 ? r.step_waterfalls.front().label : "all steps";
+  if (r.step_waterfalls.size() > 1 && w.model) {
+    // Tokens per step scale with the number of steps in the window.
+    w.model->tokens_per_step *= static_cast<double>(r.step_waterfalls.size());
+  }
+  auto whole = ComputeWaterfall(t, r.classes, r.attribution, start, end, label, w);
+  if (whole.ok()) {
+    r.waterfall = std::move(whole).value();
+  } else {
+    r.waterfall_error = whole.status().message();
+  }
+}
+
+// The waterfall's model input (validated by ValidateTraceJobOptions); it
+// points into `options`.
+std::optional<ModelStepInput> ModelInput(const TraceJobOptions& options) {
+  if (!options.model)
+    return std::nullopt;
+  const TraceModelRequest& m = *options.model;
+  ModelStepInput in;
+  in.model = &m.model;
+  in.convention = m.convention;
+  in.recompute = m.recompute;
+  in.seq_len = m.seq_len;
+  in.tokens_per_step =
+      m.tokens_per_step ? *m.tokens_per_step : static_cast<double>(m.batch) * static_cast<double>(m.seq_len);
+  in.precision = m.precision;
+  in.training = m.training;
+  return in;
+}
+
+int ThreadCount(const TraceJobOptions& options) {
+  return options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+Status ValidateModel(const TraceModelRequest& m) {
+  if (m.seq_len <= 0)
+    return InvalidArgumentError(Param("model") + " needs " + Param("seq_len") + " (the attention length)");
+  if (m.tokens_per_step && m.batch > 0)
+    return InvalidArgumentError(Param("tokens_per_step") + " and " + Param("batch") + " are alternatives");
+  if (!m.tokens_per_step && m.batch <= 0)
+    return InvalidArgumentError(Param("model") + " needs " + Param("tokens_per_step") + " or " + Param("batch"));
+  if (m.tokens_per_step && !(*m.tokens_per_step > 0))
+    return InvalidArgumentError(Param("tokens_per_step") + " must be positive");
+  return Status::Ok();
+}
+
+// FLOPs from shapes and the waterfalls (per step and over all steps).
+void AnalyzeFlops(const RankTrace& t, const RankBasis& basis, RankAnalysis& r, const TraceJobOptions& options) {
+  r.attribution = AttributeOpFlops(t, r.classes, basis.launches);
+  if (!r.gpu)
+    return;
+  WaterfallOptions w;
+  w.gpu = r.gpu;
+  w.model = ModelInput(options);
+  w.step_time = options.step_time;
+  w.steps = &basis.steps;
+  auto per_step = ComputeStepWaterfalls(t, r.classes, basis.launches, r.attribution, w);
+  if (per_step.ok()) {
+    r.step_waterfalls = std::move(per_step).value();
+  } else {
+    r.waterfall_error = per_step.status().message();
+  }
+  if (!r.step_waterfalls.empty())
+    MainWaterfall(t, r, w);
+}
+
+}  // namespace
+
+Status ValidateTraceJobOptions(const TraceJobOptions& options, const Catalog& catalog) {
+  if (options.model)
+    MFU_RETURN_IF_ERROR(ValidateModel(*options.model));
+  if (!options.gpu_override.empty())
+    MFU_RETURN_IF_ERROR(catalog.hardware.Find(options.gpu_override).status());
+  if (options.threads < 0 || options.threads > 256)
+    return InvalidArgumentError(Param("threads") + " must be between 1 and 256");
+  return Status::Ok();
+}
+
+StatusOr<JobAnalysis> AnalyzeTracePaths(const std::vector<std::string>& paths, const Catalog& catalog,
+                                        const TraceJobOptions& options) {
+  MFU_RETURN_IF_ERROR(ValidateTraceJobOptions(options, catalog));
+  TraceParseOptions parse;
+  parse.keep_python_functions = options.keep_python_functions;
+  parse.threads = ThreadCount(options);
+  std::vector<RankTrace> traces;
+  for (const std::string& path : paths) {
+    MFU_ASSIGN_OR_RETURN(std::vector<RankTrace> set, ParseTraceSet(path, parse, parse.threads));
+    for (auto& t : set)
+      traces.push_back(std::move(t));
+  }
+  return AnalyzeTraceJob(std::move(traces), catalog, options);
+}
+
+Status CheckTraceErrors(const JobAnalysis& job) {
+  for (const auto& r : job.ranks) {
+    if (r.trace.error_count() > 0)
+      return ParseError(r.trace.path + ": " + std::to_string(r.trace.error_count()) + " error diagnostics");
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// The tasks that need only the classes, in one ParallelFor: per rank its
+// basis; across ranks the collectives (and HTA's straggler variant).
+std::vector<RankBasis> PrepareRanks(const std::vector<RankTrace>& traces,
+                                    const std::vector<std::vector<KernelClass>>& classes, const HardwareDb& db,
+                                    const TraceJobOptions& options, int threads, JobAnalysis& job) {
+  const size_t n = traces.size();
+  std::vector<RankBasis> basis(n);
+  const bool hta_stragglers = options.variant == BreakdownVariant::kHtaCompat && n > 1;
+  const size_t job_tasks = hta_stragglers ? 2 : 1;
+  ParallelFor(job_tasks + n, threads, [&](size_t task) {
+    if (task == 0) {
+      auto collectives = AnalyzeCollectives(traces, classes);
+      if (collectives.ok()) {
+        job.collectives = std::move(collectives).value();
+      } else {
+        job.collectives_error = collectives.status().message();
+      }
+    } else if (task < job_tasks) {
+      auto hta = FindStragglersHta(traces, classes);
+      if (hta.ok())
+        job.hta_stragglers = std::move(hta).value();
+    } else {
+      const size_t i = task - job_tasks;
+      basis[i] = Prepare(traces[i], job.ranks[i], db, options);
+    }
+  });
+  return basis;
+}
+
+}  // namespace
+
+// The traces stay in one vector while the analyses run (collectives read
+// every rank), and move into their RankAnalysis at the end. Three phases,
+// each a ParallelFor: classes; bases beside the collectives; breakdowns
+// beside FLOPs.
+StatusOr<JobAnalysis> AnalyzeTraceJob(std::vector<RankTrace> traces, const Catalog& catalog,
+                                      const TraceJobOptions& options) {
+  MFU_RETURN_IF_ERROR(ValidateTraceJobOptions(options, catalog));
+  const int threads = ThreadCount(options);
+  const size_t n = traces.size();
+  JobAnalysis job;
+  job.ranks.resize(n);
+  std::vector<std::vector<KernelClass>> classes(n);
+  ParallelFor(n, threads, [&](size_t i) { classes[i] = ClassifyEvents(traces[i], catalog.kernel_classes); });
+  const std::vector<RankBasis> basis = PrepareRanks(traces, classes, catalog.hardware, options, threads, job);
+  for (size_t i = 0; i < n; ++i)
+    job.ranks[i].classes = std::move(classes[i]);
+
+  // Per rank, independently: the breakdowns and the FLOPs/waterfalls.
+  ParallelFor(2 * n, threads, [&](size_t task) {
+    const size_t i = task / 2;
+    if (task % 2 == 0) {
+      AnalyzeBreakdowns(traces[i], basis[i], job.ranks[i], options);
+    } else {
+      AnalyzeFlops(traces[i], basis[i], job.ranks[i], options);
+    }
+  });
+  // Over the main window's GPU span: needs both halves of the rank's work.
+  for (size_t i = 0; i < n; ++i) {
+    RankAnalysis& r = job.ranks[i];
+    r.flops = SummarizeFlops(traces[i], r.classes, r.attribution, r.gpu, r.main.temporal.gpu_start_ns,
+                             r.main.temporal.gpu_end_ns);
+    r.trace = std::move(traces[i]);
+  }
+  return job;
+}
+
+}  // namespace mfu
