@@ -165,7 +165,7 @@ RunPrediction RunSet::Predict(size_t i, const EfficiencyParams& params) {
   PerfModel& model = e.model.front();
   model.SetEfficiency(params);
   // A measured run ran: memory is reported, not a reason to refuse it.
-  model.Evaluate(ConfigOfRun(*e.run, *e.framework), r.prediction);
+  model.EvaluateStep(ConfigOfRun(*e.run, *e.framework), r.prediction);
   if (r.prediction.issue != ConfigIssue::kOk && r.prediction.issue != ConfigIssue::kOutOfMemory) {
     r.problem = std::string("configuration: ") + ConfigIssueName(r.prediction.issue);
   } else {

@@ -79,7 +79,7 @@ StatusOr<InferenceModel> InferenceModel::Create(const InferenceSetup& s) {
   if (!(p.peak_ > 0))
     return InvalidArgumentError("inference: " + s.gpu->id + " has no dense 16-bit peak");
   p.compute_dtype_ = compute;
-  p.compute_peak_ = ComputePeakFlops(*s.gpu, s.efficiency, compute);
+  p.compute_peak_ = ComputePeakFlops(*s.gpu, compute);
   p.hbm_ = s.gpu->memory_bw_tbps * 1e12 * s.efficiency.vector_bw_fraction;
 
   const ParamCounts params = CountParams(m);

@@ -13,12 +13,16 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "mfu/memory.h"
 #include "mfu/vector_kernels.h"
+#include "plan/param.h"
 
 namespace mfu {
 namespace {
+
+using plan_internal::Param;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kActivationBytes = 2;      // bf16/fp16 activations and communicated tensors
@@ -101,7 +105,120 @@ double GemmTime(double flops, double rows, double cols, double inner, double pea
   return std::max(flops / (peak * GemmEfficiency(e, dtype, rows, cols, inner)), bytes / bw);
 }
 
+
+// The checks Validate and Evaluate share, in order; the ones before
+// kGpusNotDivisible are ConfigIssue::kBadValue. Allocation-free: Validate
+// alone builds the message.
+enum class ValueCheck {
+  kOk,
+  kSizeBelowOne,
+  kSizeAbsurd,
+  kNegativeDpOrBatch,
+  kZeroStage,
+  kVppWithoutPp,
+  kGpusNotDivisible,
+  kDpContradicts,
+};
+constexpr int64_t kAbsurdSize = int64_t{1} << 24;
+
+// The sizes of `c` with their parameter names (mfu/setup.h Param).
+std::array<std::pair<const char*, int64_t>, 7> Sizes(const TrainingConfig& c) {
+  return {{{"tp", c.tp}, {"pp", c.pp}, {"cp", c.cp}, {"ep", c.ep}, {"etp", c.etp}, {"vpp", c.vpp}, {"mbs", c.micro_batch}}};
+}
+
+ValueCheck FirstFailedValueCheck(const TrainingConfig& c, int64_t gpus) {
+  for (const auto& [name, v] : Sizes(c)) {
+    if (v < 1)
+      return ValueCheck::kSizeBelowOne;
+    if (v > kAbsurdSize)
+      return ValueCheck::kSizeAbsurd;
+  }
+  if (c.dp < 0 || c.global_batch < 0)
+    return ValueCheck::kNegativeDpOrBatch;
+  if (c.zero_stage < 0 || c.zero_stage > 3)
+    return ValueCheck::kZeroStage;
+  if (c.vpp > 1 && c.pp == 1)
+    return ValueCheck::kVppWithoutPp;
+  const int64_t model_parallel = c.tp * c.pp * c.cp;
+  if (gpus % model_parallel != 0)
+    return ValueCheck::kGpusNotDivisible;
+  if (c.dp != 0 && c.dp * model_parallel != gpus)
+    return ValueCheck::kDpContradicts;
+  return ValueCheck::kOk;
+}
+
+// Validate's message for a failed check.
+std::string ValueCheckMessage(ValueCheck check, const TrainingConfig& c, int64_t gpus) {
+  const int64_t model_parallel = c.tp * c.pp * c.cp;
+  switch (check) {
+    case ValueCheck::kOk:
+      break;
+    case ValueCheck::kSizeBelowOne:
+    case ValueCheck::kSizeAbsurd:
+      for (const auto& [name, v] : Sizes(c)) {
+        if (v < 1)
+          return Param(name) + " must be >= 1 (got " + std::to_string(v) + ")";
+        if (v > kAbsurdSize)
+          return Param(name) + " " + std::to_string(v) + " is absurd";
+      }
+      break;
+    case ValueCheck::kNegativeDpOrBatch:
+      return Param("dp") + " and " + Param("gbs") + " must be positive";
+    case ValueCheck::kZeroStage:
+      return Param("zero") + " must be 0, 1, 2 or 3";
+    case ValueCheck::kVppWithoutPp:
+      return Param("vpp") + " needs " + Param("pp") + " > 1";
+    case ValueCheck::kGpusNotDivisible:
+      return "tp x pp x cp = " + std::to_string(model_parallel) + " does not divide " + std::to_string(gpus) + " GPUs";
+    case ValueCheck::kDpContradicts:
+      return "dp x tp x pp x cp = " + std::to_string(c.dp * model_parallel) + " but there are " +
+             std::to_string(gpus) + " GPUs";
+  }
+  return "";
+}
+
 }  // namespace
+
+Status PerfModel::Validate(const TrainingConfig& c) const {
+  const ValueCheck failed = FirstFailedValueCheck(c, setup_.gpus);
+  if (failed != ValueCheck::kOk)
+    return InvalidArgumentError(ValueCheckMessage(failed, c, setup_.gpus));
+  if (!setup_.model->is_moe() && (c.ep > 1 || c.etp > 1))
+    return InvalidArgumentError(Param("ep") + "/" + Param("etp") + " need a mixture-of-experts model");
+  const FrameworkProfile& fw = setup_.framework;
+  if (c.tp_comm_overlap && !fw.tp_overlap_supported) {
+    return InvalidArgumentError(Param("tp_comm_overlap") + ": framework " + fw.name +
+                                " cannot overlap tensor-parallel communication (data/frameworks/frameworks.csv)");
+  }
+  if (!(c.moe_imbalance >= 1 && c.moe_imbalance <= 64))
+    return InvalidArgumentError(Param("moe_imbalance") + " must be in [1, 64] (busiest expert rank / mean)");
+  return Status::Ok();
+}
+
+void PerfModel::Evaluate(const TrainingConfig& config, Prediction& out) const {
+  EvaluateStep(config, out);
+  if (out.issue == ConfigIssue::kOk || out.issue == ConfigIssue::kOutOfMemory)
+    FinishPrediction(setup_.convention, out);
+}
+
+void FinishPrediction(Convention convention, Prediction& p) {
+  const StepBreakdown& b = p.breakdown;
+  const double matrix = b.matrix_s + b.attention_s + b.recompute_s;
+  const double at_peak = p.peak_flops > 0 ? std::min(matrix, p.matrix_flops_per_step / p.peak_flops) : 0;
+  std::array<double, kNumWaterfallBuckets> s{};
+  auto at = [&s](WaterfallBucket bucket) -> double& { return s[static_cast<size_t>(bucket)]; };
+  at(WaterfallBucket::kIdle) = b.bubble_s + b.overhead_s;
+  at(WaterfallBucket::kExposedCommunication) = b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_comm_s + b.dp_comm_s;
+  at(WaterfallBucket::kNonMatrixKernels) = b.vector_s + b.optimizer_s;
+  at(WaterfallBucket::kMatrixBelowPeak) = matrix - at_peak;
+  at(WaterfallBucket::kMatrixAtPeak) = at_peak;
+  p.waterfall = WaterfallFromSeconds(s);
+  const double model_flops_per_s = p.tflops_per_gpu * 1e12;
+  const double hardware_flops_per_s =
+      p.model_flops_per_token > 0 ? model_flops_per_s * p.hardware_flops_per_token / p.model_flops_per_token : 0;
+  p.utilization =
+      MakeUtilization(convention, p.config.precision, model_flops_per_s, hardware_flops_per_s, p.peak_flops);
+}
 
 const char* ConfigIssueName(ConfigIssue issue) {
   switch (issue) {
@@ -127,6 +244,32 @@ const char* ConfigIssueName(ConfigIssue issue) {
       return "invalid value";
   }
   return "?";
+}
+
+const char* ConfigIssueCode(ConfigIssue issue) {
+  static constexpr const char* kCodes[] = {
+      "ok",          "gpus_not_divisible", "layers_not_divisible", "heads_not_divisible", "experts_not_divisible",
+      "batch_not_divisible", "sequence_not_divisible", "topology", "oom", "bad_value"};
+  const auto i = static_cast<size_t>(issue);
+  return i < std::size(kCodes) ? kCodes[i] : "?";
+}
+
+std::string ConfigText(const TrainingConfig& c) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  std::string s = "tp=" + n(c.tp) + " pp=" + n(c.pp) + " dp=" + n(c.dp) + " cp=" + n(c.cp);
+  if (c.ep > 1 || c.etp > 1)
+    s += " ep=" + n(c.ep) + " etp=" + n(c.etp);
+  if (c.vpp > 1)
+    s += " vpp=" + n(c.vpp);
+  s += " mbs=" + n(c.micro_batch) + " gbs=" + n(c.global_batch) + " recompute=" + RecomputeName(c.recompute) + " " +
+       (c.fsdp ? std::string("fsdp") : "zero=" + n(c.zero_stage));
+  if (c.tp > 1)
+    s += c.sequence_parallel ? " sp" : " no-sp";
+  if (c.tp_comm_overlap)
+    s += " tp-overlap";
+  if (!c.dp_overlap)
+    s += " no-dp-overlap";
+  return s;
 }
 
 double StepBreakdown::total() const {
@@ -225,7 +368,7 @@ size_t PerfModel::ActivationKey(int64_t tp, bool sp, Recompute recompute, bool f
   return ((static_cast<size_t>(tp) * 2 + (sp ? 1 : 0)) * 4 + static_cast<size_t>(recompute)) * 2 + (flash ? 1 : 0);
 }
 
-void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
+void PerfModel::EvaluateStep(const TrainingConfig& in, Prediction& out) const {
   out = Prediction{};
   out.config = in;
   TrainingConfig& c = out.config;
@@ -235,18 +378,12 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   auto fail = [&out](ConfigIssue issue) { out.issue = issue; };
 
   // --- validity ---
-  if (c.tp < 1 || c.pp < 1 || c.cp < 1 || c.ep < 1 || c.etp < 1 || c.vpp < 1 || c.micro_batch < 1 || c.dp < 0 ||
-      c.global_batch < 0 || c.zero_stage < 0 || c.zero_stage > 3 || (c.vpp > 1 && c.pp == 1)) {
-    return fail(ConfigIssue::kBadValue);
-  }
+  const ValueCheck failed = FirstFailedValueCheck(c, setup_.gpus);
+  if (failed != ValueCheck::kOk)
+    return fail(failed < ValueCheck::kGpusNotDivisible ? ConfigIssue::kBadValue : ConfigIssue::kGpusNotDivisible);
   if (c.fsdp)
     c.zero_stage = 3;
-  const int64_t model_parallel = c.tp * c.pp * c.cp;
-  if (setup_.gpus % model_parallel != 0)
-    return fail(ConfigIssue::kGpusNotDivisible);
-  const int64_t dp = setup_.gpus / model_parallel;
-  if (c.dp != 0 && c.dp != dp)
-    return fail(ConfigIssue::kGpusNotDivisible);
+  const int64_t dp = setup_.gpus / (c.tp * c.pp * c.cp);
   c.dp = dp;
   // Stages may hold unequal layer counts (Megatron's first/last-stage
   // options): the most loaded one holds ceil(layers / (pp * vpp)) per chunk.
@@ -343,8 +480,8 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   // --- compute of one micro-batch, one layer, forward ---
   // Linear layers run at the precision's dense peak (a device without it,
   // fp8 on A100, at its 16-bit peak); attention and the LM head in 16-bit.
-  const double peak = ComputePeakFlops(gpu, e, c.precision);
-  const double peak16 = ComputePeakFlops(gpu, e, DType::kBf16);
+  const double peak = ComputePeakFlops(gpu, c.precision);
+  const double peak16 = ComputePeakFlops(gpu, DType::kBf16);
   const bool low_precision =
       (c.precision == DType::kFp8 || c.precision == DType::kFp4) && gpu.peak_flops(c.precision) > 0;
   const DType gemm_dtype = low_precision ? c.precision : DType::kBf16;
@@ -596,7 +733,7 @@ void PerfModel::Evaluate(const TrainingConfig& in, Prediction& out) const {
   // MFU against the datasheet dense peak, whatever the sustained clock.
   double nominal_peak = gpu.peak_flops(c.precision);
   if (!(nominal_peak > 0))
-    nominal_peak = gpu.peak_flops(DType::kBf16) > 0 ? gpu.peak_flops(DType::kBf16) : gpu.peak_flops(DType::kFp16);
+    nominal_peak = DensePeakFlops(gpu, DType::kBf16);
   out.peak_flops = nominal_peak;
   out.mfu = model_flops_per_token_ * out.tokens_per_s / gpus / nominal_peak;
   out.hfu = out.hardware_flops_per_token * out.tokens_per_s / gpus / nominal_peak;
@@ -650,11 +787,10 @@ double GemmEfficiency(const EfficiencyParams& e, DType dtype, double m, double n
   return MatmulPeakFraction(e, dtype) * Gemm(m, half) * Gemm(n, half) * Gemm(k, half);
 }
 
-double ComputePeakFlops(const Accelerator& gpu, const EfficiencyParams& e, DType dtype) {
+double ComputePeakFlops(const Accelerator& gpu, DType dtype) {
   double peak = gpu.peak_flops(dtype);
   if (!(peak > 0))
-    peak = gpu.peak_flops(DType::kBf16) > 0 ? gpu.peak_flops(DType::kBf16) : gpu.peak_flops(DType::kFp16);
-  (void)e;
+    peak = DensePeakFlops(gpu, DType::kBf16);
   const double clock = gpu.power_cap_clock_fraction > 0 ? gpu.power_cap_clock_fraction : 1.0;
   return peak > 0 ? peak * clock : 0;
 }
@@ -662,7 +798,7 @@ double ComputePeakFlops(const Accelerator& gpu, const EfficiencyParams& e, DType
 double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k) {
   const bool has_peak = gpu.peak_flops(dtype) > 0;
   const DType run_as = has_peak ? dtype : DType::kBf16;
-  const double peak = ComputePeakFlops(gpu, e, dtype);
+  const double peak = ComputePeakFlops(gpu, dtype);
   if (!(peak > 0) || m <= 0 || n <= 0 || k <= 0)
     return 0;
   return GemmTime(2 * m * n * k, m, n, k, peak, gpu.memory_bw_tbps * 1e12 * e.vector_bw_fraction, e, run_as);
@@ -692,7 +828,7 @@ double AttentionEfficiency(const EfficiencyParams& e, AttentionKernel kernel, bo
 double AttentionSeconds(const Accelerator& gpu, const EfficiencyParams& e, AttentionKernel kernel, bool backward,
                         double flops, double seq_kv, bool causal, double head_dim) {
   const double eff = AttentionEfficiency(e, kernel, backward, seq_kv, causal, head_dim);
-  const double peak = ComputePeakFlops(gpu, e, DType::kBf16);
+  const double peak = ComputePeakFlops(gpu, DType::kBf16);
   if (!(flops > 0) || !(eff > 0) || !(peak > 0))
     return 0;
   return flops / (peak * eff);

@@ -101,7 +101,7 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
                   c.recompute = r;
                   c.zero_stage = z;
                   c.sequence_parallel = tp > 1 && s.framework.sequence_parallel;
-                  model.Evaluate(c, p);
+                  model.EvaluateStep(c, p);
                   ++result.evaluated;
                   ++result.by_issue[static_cast<size_t>(p.issue)];
                   if (p.issue == ConfigIssue::kOk) {
@@ -123,6 +123,10 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
     }
   }
   result.top = std::move(top.top());
+  for (Prediction& kept : result.top)
+    FinishPrediction(s.convention, kept);
+  if (result.closest.issue == ConfigIssue::kOutOfMemory)
+    FinishPrediction(s.convention, result.closest);
   return result;
 }
 
