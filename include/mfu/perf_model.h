@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "mfu/cluster.h"
+#include "mfu/fabric.h"
 #include "mfu/flops.h"
 #include "mfu/framework.h"
 #include "mfu/hwdb.h"
@@ -265,7 +266,22 @@ class PerfModel {
 
  private:
   PerfModel() = default;
+  // Evaluate's phases over one evaluation's context (perf_model_step.cc).
+  struct Eval;
+  ConfigIssue CheckShape(Eval& x) const;
+  ConfigIssue ResolveLinks(Eval& x) const;
+  void LayerGemms(Eval& x) const;
+  void LayerAttention(Eval& x) const;
+  void LayerVector(Eval& x) const;
+  void LayerCommunication(Eval& x) const;
+  void StageTimes(Eval& x) const;
+  void StageParameters(Eval& x) const;
+  void DataParallel(Eval& x) const;
+  void Totals(const Eval& x, Prediction& out) const;
+  void Memory(const Eval& x, Prediction& out) const;
+
   TrainingSetup setup_;
+  Fabric fabric_;  // of the setup's cluster (or accelerator) at its efficiency
   // The vector kernels a training step runs: the family's, except norms
   // (TrainingVectorKernels in perf_model.cc says why).
   VectorKernelTable vector_kernels_;
@@ -330,14 +346,11 @@ double AttentionEfficiency(const EfficiencyParams& e, AttentionKernel kernel, bo
 double AttentionSeconds(const Accelerator& gpu, const EfficiencyParams& e, AttentionKernel kernel, bool backward,
                         double flops, double seq_kv, bool causal, double head_dim);
 
-enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
-struct LinkSpec {
-  double bandwidth_bytes_per_s = 0;  // achieved bus bandwidth
-  double latency_s = 0;              // per step
-};
 // `bytes` is the full buffer (all-reduce, all-gather output, reduce-scatter
 // input; all-to-all: what one rank sends). Rings: (n-1)/n x bytes / bw plus
-// n-1 latency steps; all-reduce twice the bytes with 2 log2 n tree steps.
-double CollectiveSeconds(Collective kind, double ranks, double bytes, const LinkSpec& link);
+// n-1 latency steps; all-reduce twice the bytes with 2 log2 n tree steps
+// (the bytes factor is BusBandwidthFactor, mfu/result.h). kAllReduce,
+// kAllGather, kReduceScatter, kAllToAll, kSendRecv (one hop); 0 for others.
+double CollectiveSeconds(CollectiveKind kind, double ranks, double bytes, const LinkSpec& link);
 
 }  // namespace mfu

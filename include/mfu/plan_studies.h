@@ -58,7 +58,7 @@ struct ConfigDifference {
     std::string best_name, runner_up_name;  // recompute only: the mode names
   };
   struct Component {
-    std::string name;  // "GEMM", "attention", ..., "bubble"
+    std::string name;    // "GEMM", "attention", ..., "bubble"
     double delta_s = 0;  // runner-up - best
   };
   std::vector<Field> fields;

@@ -32,8 +32,8 @@ struct TrainingRequest {
   std::string convention = "megatron";
   std::string precision = "bf16";  // bf16, fp16 or fp8
   std::string framework = "megatron-core";
-  std::string attention;     // "" = the framework's kernel; "flash", "best", "fa2", "triton", "unfused"
-  double moe_imbalance = 1;  // busiest expert rank / mean, in [1, 64]
+  std::string attention;           // "" = the framework's kernel; "flash", "best", "fa2", "triton", "unfused"
+  double moe_imbalance = 1;        // busiest expert rank / mean, in [1, 64]
   std::string state = "megatron";  // memory.h kTrainingStatePresets
 };
 
@@ -98,9 +98,9 @@ struct PlanRequest {
   PlanOptions options;  // precision, imbalance and state are taken from the setup
   std::vector<std::string> recompute = {"none", "selective", "full"};
   bool tp_across_nodes = false;
-  std::string tokens;                // token budget ("15T"); "" none
-  double price_per_gpu_hour = -1;    // USD; < 0: the cluster's, if known
-  std::vector<int64_t> scaling;      // GPU counts of the scaling table
+  std::string tokens;              // token budget ("15T"); "" none
+  double price_per_gpu_hour = -1;  // USD; < 0: the cluster's, if known
+  std::vector<int64_t> scaling;    // GPU counts of the scaling table
 };
 struct PlanStudy {
   PlanResult plan;

@@ -477,6 +477,16 @@ SourceAccuracy Pool(const AccuracyReport& report, const std::vector<std::string>
 
 }  // namespace
 
+StatusOr<CalibrationResult> AssessAccuracy(const TrainingRunSet& runs, const HardwareDb& hw, const ClusterDb& clusters,
+                                           const EfficiencyDb& start) {
+  MFU_ASSIGN_OR_RETURN(RunSet set, RunSet::Prepare(runs, hw, clusters, start));
+  CalibrationResult result;
+  result.fitted = start;
+  result.before = set.Evaluate(start);
+  result.after = result.before;
+  return result;
+}
+
 StatusOr<CalibrationResult> Calibrate(const TrainingRunSet& runs, const HardwareDb& hw, const ClusterDb& clusters,
                                       const EfficiencyDb& start, const CalibrateOptions& options) {
   if (runs.runs.empty())

@@ -108,15 +108,15 @@ Status ParseCollectives(std::string_view text, const std::string& origin, Operat
     MFU_ASSIGN_OR_RETURN(s.cluster, row.Text("cluster"));
     MFU_ASSIGN_OR_RETURN(std::string kind, row.Text("collective"));
     if (kind == "all_reduce") {
-      s.kind = Collective::kAllReduce;
+      s.kind = CollectiveKind::kAllReduce;
     } else if (kind == "all_gather") {
-      s.kind = Collective::kAllGather;
+      s.kind = CollectiveKind::kAllGather;
     } else if (kind == "reduce_scatter") {
-      s.kind = Collective::kReduceScatter;
+      s.kind = CollectiveKind::kReduceScatter;
     } else if (kind == "all_to_all") {
-      s.kind = Collective::kAllToAll;
+      s.kind = CollectiveKind::kAllToAll;
     } else if (kind == "send_recv") {
-      s.kind = Collective::kSendRecv;
+      s.kind = CollectiveKind::kSendRecv;
     } else {
       return ParseError(where + ": column 'collective': '" + kind +
                         "' is not all_reduce, all_gather, reduce_scatter, all_to_all or send_recv");

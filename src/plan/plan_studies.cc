@@ -92,12 +92,18 @@ ConfigDifference ExplainDifference(const Prediction& a, const Prediction& b) {
                         RecomputeName(x.recompute), RecomputeName(y.recompute)});
   }
   const StepBreakdown &p = a.breakdown, &q = b.breakdown;
-  d.components = {{"GEMM", q.matrix_s - p.matrix_s},         {"attention", q.attention_s - p.attention_s},
-                  {"vector", q.vector_s - p.vector_s},       {"recompute", q.recompute_s - p.recompute_s},
-                  {"kernel gaps", q.overhead_s - p.overhead_s}, {"optimizer", q.optimizer_s - p.optimizer_s},
-                  {"TP comm", q.tp_comm_s - p.tp_comm_s},    {"CP comm", q.cp_comm_s - p.cp_comm_s},
-                  {"EP comm", q.ep_comm_s - p.ep_comm_s},    {"PP comm", q.pp_comm_s - p.pp_comm_s},
-                  {"DP comm", q.dp_comm_s - p.dp_comm_s},    {"bubble", q.bubble_s - p.bubble_s}};
+  d.components = {{"GEMM", q.matrix_s - p.matrix_s},
+                  {"attention", q.attention_s - p.attention_s},
+                  {"vector", q.vector_s - p.vector_s},
+                  {"recompute", q.recompute_s - p.recompute_s},
+                  {"kernel gaps", q.overhead_s - p.overhead_s},
+                  {"optimizer", q.optimizer_s - p.optimizer_s},
+                  {"TP comm", q.tp_comm_s - p.tp_comm_s},
+                  {"CP comm", q.cp_comm_s - p.cp_comm_s},
+                  {"EP comm", q.ep_comm_s - p.ep_comm_s},
+                  {"PP comm", q.pp_comm_s - p.pp_comm_s},
+                  {"DP comm", q.dp_comm_s - p.dp_comm_s},
+                  {"bubble", q.bubble_s - p.bubble_s}};
   std::sort(d.components.begin(), d.components.end(),
             [](const auto& m, const auto& n) { return std::fabs(m.delta_s) > std::fabs(n.delta_s); });
   return d;

@@ -32,9 +32,8 @@ TrainingConfig Config(int64_t tp, int64_t pp, int64_t mbs, int64_t gbs, Recomput
 TEST(PredictedWaterfall, ConsistentAndMatchesTheMatrixFlops) {
   const ModelSpec model = Generic(16, 4096, 32, 14336, 128256, 8);
   const PerfModel pm = Make(model, 4096, 64, "dgx-h100");
-  for (const TrainingConfig& c :
-       {Config(1, 1, 1, 64, Recompute::kNone), Config(4, 2, 2, 128, Recompute::kSelective),
-        Config(8, 4, 1, 256, Recompute::kFull), Config(2, 1, 4, 512, Recompute::kNone)}) {
+  for (const TrainingConfig& c : {Config(1, 1, 1, 64, Recompute::kNone), Config(4, 2, 2, 128, Recompute::kSelective),
+                                  Config(8, 4, 1, 256, Recompute::kFull), Config(2, 1, 4, 512, Recompute::kNone)}) {
     SCOPED_TRACE(ConfigText(c));
     const Prediction p = pm.Evaluate(c);
     ASSERT_TRUE(p.issue == ConfigIssue::kOk || p.issue == ConfigIssue::kOutOfMemory) << ConfigIssueName(p.issue);

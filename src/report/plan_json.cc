@@ -95,7 +95,8 @@ json SearchJson(const PlanStudy& study) {
     if (plan.by_issue[i] == 0)
       continue;
     const auto issue = static_cast<ConfigIssue>(i);
-    issues.push_back({{"issue", ConfigIssueCode(issue)}, {"message", ConfigIssueName(issue)}, {"count", plan.by_issue[i]}});
+    issues.push_back(
+        {{"issue", ConfigIssueCode(issue)}, {"message", ConfigIssueName(issue)}, {"count", plan.by_issue[i]}});
   }
   return {{"evaluated", plan.evaluated},
           {"fitting", plan.fitting},

@@ -69,9 +69,9 @@ void PrintBreakdown(std::ostream& out, const Prediction& p) {
 void PrintWaterfall(std::ostream& out, const Prediction& p) {
   out << "\nwaterfall (the buckets of 'mfu trace')\n";
   Table w({"bucket", "seconds", "share"});
-  for (WaterfallBucket b : {WaterfallBucket::kIdle, WaterfallBucket::kExposedCommunication,
-                            WaterfallBucket::kNonMatrixKernels, WaterfallBucket::kMatrixBelowPeak,
-                            WaterfallBucket::kMatrixAtPeak}) {
+  for (WaterfallBucket b :
+       {WaterfallBucket::kIdle, WaterfallBucket::kExposedCommunication, WaterfallBucket::kNonMatrixKernels,
+        WaterfallBucket::kMatrixBelowPeak, WaterfallBucket::kMatrixAtPeak}) {
     const double v = static_cast<double>(p.waterfall[b]) * 1e-9;
     w.AddRow({WaterfallBucketName(b), Fixed(v, 4), Percent(v / p.step_s)});
   }
@@ -150,8 +150,7 @@ void PrintTimeToTrain(std::ostream& out, const PlanStudy& study) {
   out << fmt::format("\ntraining {} tokens with the best: {:.1f} days, {} GPU-hours",
                      base::FormatSi(study.budget.tokens), t.days, base::FormatThousands(t.gpu_hours));
   if (study.budget.price_per_gpu_hour > 0) {
-    out << fmt::format(", ${} at ${:.2f}/GPU-hour", base::FormatThousands(t.cost_usd),
-                       study.budget.price_per_gpu_hour);
+    out << fmt::format(", ${} at ${:.2f}/GPU-hour", base::FormatThousands(t.cost_usd), study.budget.price_per_gpu_hour);
   }
   out << " (no failures or restarts counted)\n";
 }

@@ -1,0 +1,46 @@
+// The collectives' network (fabric.h).
+
+#include "mfu/fabric.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "mfu/perf_model.h"
+
+namespace mfu {
+
+Fabric Fabric::Of(const Accelerator& gpu, const Cluster* cluster, const EfficiencyParams& e) {
+  Fabric f;
+  if (cluster != nullptr) {
+    f.domain_ = static_cast<double>(cluster->nvlink_domain_gpus);
+    f.up_ = {cluster->scaleup_bw_bytes_per_s * e.scaleup_bw_fraction, cluster->scaleup_latency_s};
+    f.out_ = {cluster->scaleout_bw_bytes_per_s * e.scaleout_bw_fraction, cluster->scaleout_latency_s};
+  } else {
+    f.up_ = {gpu.scaleup_bw_per_direction_gbs * 1e9 * e.scaleup_bw_fraction, kScaleupLatencyS};
+    f.out_ = {0, kScaleoutLatencyS};
+  }
+  return f;
+}
+
+bool Fabric::Reaches(double members, double stride) const {
+  return !Spans(members, stride) || out_.bandwidth_bytes_per_s > 0;
+}
+
+LinkSpec Fabric::Link(double members, double stride) const {
+  if (!Spans(members, stride) || !(out_.bandwidth_bytes_per_s > 0))
+    return up_;
+  const double per_domain = std::clamp(std::floor(domain_ / stride), 1.0, members);
+  return {std::min(per_domain * out_.bandwidth_bytes_per_s, up_.bandwidth_bytes_per_s), out_.latency_s};
+}
+
+LinkSpec Fabric::AllToAllLink(double members, double stride) const {
+  LinkSpec l = Link(members, stride);
+  if (Spans(members, stride) && out_.bandwidth_bytes_per_s > 0) {
+    const double local = std::clamp(std::floor(domain_ / stride), 1.0, members);
+    l.bandwidth_bytes_per_s = std::min(out_.bandwidth_bytes_per_s * (members - 1) / std::max(members - local, 1.0),
+                                       up_.bandwidth_bytes_per_s);
+  }
+  return l;
+}
+
+}  // namespace mfu
