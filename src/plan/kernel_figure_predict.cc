@@ -14,8 +14,6 @@ namespace {
 
 // The message a bandwidth plateau is evaluated at: latency terms vanish.
 constexpr double kPlateauBytes = 1099511627776.0;  // 1 TiB
-// A scale-up hop's latency without a cluster (the training model's default).
-constexpr double kScaleupLatencyS = 3e-6;
 // Flash attention's backward executes 2.5x the forward FLOPs (perf_model.cc).
 constexpr double kAttentionBackward = 2.5;
 
@@ -90,7 +88,7 @@ StatusOr<LinkSpec> FigureLink(const KernelFigure& f, const Accelerator& gpu, con
     return InvalidArgumentError("a scale-out figure needs a cluster (its NIC)");
   Cluster nodes = *cluster;
   nodes.scaleup_bw_bytes_per_s = gpu.scaleup_bw_per_direction_gbs * 1e9;
-  nodes.nvlink_domain_gpus = static_cast<int64_t>(std::max(1.0, std::floor(f.ranks / f.nodes)));
+  nodes.nvlink_domain_gpus = static_cast<int>(std::max(1.0, std::floor(f.ranks / f.nodes)));
   const Fabric fabric = Fabric::Of(gpu, &nodes, e);
   if (f.kind == KernelFigureKind::kAllToAll)
     return fabric.scale_out();

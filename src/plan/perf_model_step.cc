@@ -36,7 +36,7 @@ struct PerfModel::Eval {
   bool sp = false, fused_attention = false;
   double tp = 0, pp = 0, cp = 0, ep = 0, etp = 0, vpp = 0, dpd = 0, mbs = 0;
   // Links of the parallel groups.
-  LinkSpec tp_link, cp_link, ep_link, dp_link, expert_dp_link, pp_link;
+  LinkSpec tp_link{}, cp_link{}, ep_link{}, dp_link{}, expert_dp_link{}, pp_link{};
   // One layer's forward compute.
   double peak16 = 0, hbm = 0, seq = 0, tokens = 0, h = 0, q_width = 0, mlp_width = 0, imbalance = 1, head_dim = 0;
   double quant_f = 0, quant_b = 0, gemm_f = 0;
@@ -133,9 +133,14 @@ ConfigIssue PerfModel::CheckShape(Eval& x) const {
 
 ConfigIssue PerfModel::ResolveLinks(Eval& x) const {
   const TrainingConfig& c = x.c;
-  x.tp = static_cast<double>(c.tp), x.pp = static_cast<double>(c.pp), x.cp = static_cast<double>(c.cp);
-  x.ep = static_cast<double>(c.ep), x.etp = static_cast<double>(c.etp), x.vpp = static_cast<double>(c.vpp);
-  x.dpd = static_cast<double>(x.dp), x.mbs = static_cast<double>(c.micro_batch);
+  x.tp = static_cast<double>(c.tp);
+  x.pp = static_cast<double>(c.pp);
+  x.cp = static_cast<double>(c.cp);
+  x.ep = static_cast<double>(c.ep);
+  x.etp = static_cast<double>(c.etp);
+  x.vpp = static_cast<double>(c.vpp);
+  x.dpd = static_cast<double>(x.dp);
+  x.mbs = static_cast<double>(c.micro_batch);
   const double tp = x.tp, cp = x.cp, ep = x.ep, etp = x.etp, dpd = x.dpd;
   const Fabric& fabric = fabric_;
   x.tp_link = fabric.Link(tp, 1);

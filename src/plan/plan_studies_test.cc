@@ -16,11 +16,8 @@ namespace {
 using namespace plan_test;  // NOLINT: test fixtures
 
 TrainingConfig Config(int64_t tp, int64_t pp, int64_t mbs, int64_t gbs, Recompute recompute) {
-  TrainingConfig c;
-  c.tp = tp;
-  c.pp = pp;
+  TrainingConfig c = Layout(tp, pp, 1, gbs);
   c.micro_batch = mbs;
-  c.global_batch = gbs;
   c.recompute = recompute;
   return c;
 }
