@@ -31,6 +31,7 @@ class Fabric {
   Fabric() = default;
   // Bandwidths at the family's scaleup_bw_fraction / scaleout_bw_fraction.
   static Fabric Of(const Accelerator& gpu, const Cluster* cluster, const EfficiencyParams& e);
+  static Fabric Of(const Cluster& cluster, const EfficiencyParams& e);
 
   // A group of `members` ranks `stride` GPUs apart: inside one domain the
   // scale-up link; across domains min(members per domain x NIC, scale-up).

@@ -260,6 +260,8 @@ class PerfModel {
   // cannot do, an imbalance outside [1, 64]. The same checks as Evaluate's.
   Status Validate(const TrainingConfig& config) const;
   const TrainingSetup& setup() const { return setup_; }
+  // The collectives' network: the setup's cluster, or one domain of its accelerator.
+  const Fabric& fabric() const { return fabric_; }
   // Replaces the efficiency parameters (calibration re-evaluates the same
   // runs under many parameter sets without rebuilding the model).
   void SetEfficiency(const EfficiencyParams& efficiency);

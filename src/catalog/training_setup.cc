@@ -51,6 +51,18 @@ StatusOr<FrameworkProfile> ResolveFramework(const Catalog& catalog, const Traini
   return p;
 }
 
+// The request's sizes and the configuration fields they set.
+constexpr std::pair<int64_t TrainingConfigRequest::*, int64_t TrainingConfig::*> kSizes[] = {
+    {&TrainingConfigRequest::tp, &TrainingConfig::tp},
+    {&TrainingConfigRequest::pp, &TrainingConfig::pp},
+    {&TrainingConfigRequest::dp, &TrainingConfig::dp},
+    {&TrainingConfigRequest::cp, &TrainingConfig::cp},
+    {&TrainingConfigRequest::ep, &TrainingConfig::ep},
+    {&TrainingConfigRequest::etp, &TrainingConfig::etp},
+    {&TrainingConfigRequest::vpp, &TrainingConfig::vpp},
+    {&TrainingConfigRequest::mbs, &TrainingConfig::micro_batch},
+    {&TrainingConfigRequest::gbs, &TrainingConfig::global_batch}};
+
 }  // namespace
 
 StatusOr<std::unique_ptr<ResolvedTraining>> ResolveTrainingSetup(const Catalog& catalog, const TrainingRequest& q) {
@@ -84,15 +96,8 @@ StatusOr<TrainingConfig> ResolveTrainingConfig(const ResolvedTraining& setup, co
     return InvalidArgumentError(Param("tp_comm_overlap") + " contradicts " + Param("no_tp_comm_overlap"));
   const FrameworkProfile& fw = setup.perf->setup().framework;
   TrainingConfig c;
-  c.tp = q.tp;
-  c.pp = q.pp;
-  c.dp = q.dp;
-  c.cp = q.cp;
-  c.ep = q.ep;
-  c.etp = q.etp;
-  c.vpp = q.vpp;
-  c.micro_batch = q.mbs;
-  c.global_batch = q.gbs;
+  for (const auto& [from, to] : kSizes)
+    c.*to = q.*from;
   MFU_ASSIGN_OR_RETURN(c.recompute, ParseRecompute(q.recompute));
   c.zero_stage = q.fsdp ? 3 : q.zero;
   c.fsdp = q.fsdp;

@@ -9,16 +9,20 @@
 
 namespace mfu {
 
-Fabric Fabric::Of(const Accelerator& gpu, const Cluster* cluster, const EfficiencyParams& e) {
+Fabric Fabric::Of(const Cluster& cluster, const EfficiencyParams& e) {
   Fabric f;
-  if (cluster != nullptr) {
-    f.domain_ = static_cast<double>(cluster->nvlink_domain_gpus);
-    f.up_ = {cluster->scaleup_bw_bytes_per_s * e.scaleup_bw_fraction, cluster->scaleup_latency_s};
-    f.out_ = {cluster->scaleout_bw_bytes_per_s * e.scaleout_bw_fraction, cluster->scaleout_latency_s};
-  } else {
-    f.up_ = {gpu.scaleup_bw_per_direction_gbs * 1e9 * e.scaleup_bw_fraction, kScaleupLatencyS};
-    f.out_ = {0, kScaleoutLatencyS};
-  }
+  f.domain_ = static_cast<double>(cluster.nvlink_domain_gpus);
+  f.up_ = {cluster.scaleup_bw_bytes_per_s * e.scaleup_bw_fraction, cluster.scaleup_latency_s};
+  f.out_ = {cluster.scaleout_bw_bytes_per_s * e.scaleout_bw_fraction, cluster.scaleout_latency_s};
+  return f;
+}
+
+Fabric Fabric::Of(const Accelerator& gpu, const Cluster* cluster, const EfficiencyParams& e) {
+  if (cluster != nullptr)
+    return Of(*cluster, e);
+  Fabric f;
+  f.up_ = {gpu.scaleup_bw_per_direction_gbs * 1e9 * e.scaleup_bw_fraction, kScaleupLatencyS};
+  f.out_ = {0, kScaleoutLatencyS};
   return f;
 }
 

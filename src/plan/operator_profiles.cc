@@ -280,9 +280,8 @@ double PredictSample(const CollectiveSample& s, const ClusterDb& clusters, const
   if (!c.ok())
     return 0;
   const bool inside = s.ranks <= (*c)->nvlink_domain_gpus;
-  const LinkSpec link =
-      inside ? LinkSpec{(*c)->scaleup_bw_bytes_per_s * e.scaleup_bw_fraction, (*c)->scaleup_latency_s}
-             : LinkSpec{(*c)->scaleout_bw_bytes_per_s * e.scaleout_bw_fraction, (*c)->scaleout_latency_s};
+  const Fabric fabric = Fabric::Of(**c, e);
+  const LinkSpec link = inside ? fabric.scale_up() : fabric.scale_out();
   return CollectiveSeconds(s.kind, s.ranks, s.bytes, link);
 }
 

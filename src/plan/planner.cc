@@ -54,7 +54,7 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
     if (z < 0 || z > 3)
       return InvalidArgumentError("plan: ZeRO stage " + std::to_string(z) + " is not 0-3");
   }
-  const int64_t domain = s.cluster != nullptr ? s.cluster->nvlink_domain_gpus : 8;
+  const auto domain = static_cast<int64_t>(model.fabric().domain_gpus());
   const int64_t tp_limit = options.tp_within_node ? std::min<int64_t>(domain, m.heads) : m.heads;
 
   PlanResult result;
