@@ -6,6 +6,8 @@
 // from a cluster, or from a lone accelerator (one 8-GPU domain from its
 // NVLink figure, no scale-out).
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "mfu/cluster.h"
@@ -37,8 +39,15 @@ class Fabric {
   // scale-up link; across domains min(members per domain x NIC, scale-up).
   // Without a scale-out network a spanning group gets the scale-up link and
   // Reaches() is false.
-  LinkSpec Link(double members, double stride) const;
-  bool Reaches(double members, double stride) const;
+  LinkSpec Link(double members, double stride) const {
+    if (!Spans(members, stride) || !(out_.bandwidth_bytes_per_s > 0))
+      return up_;
+    const double per_domain = std::clamp(std::floor(domain_ / stride), 1.0, members);
+    return {std::min(per_domain * out_.bandwidth_bytes_per_s, up_.bandwidth_bytes_per_s), out_.latency_s};
+  }
+  bool Reaches(double members, double stride) const {
+    return !Spans(members, stride) || out_.bandwidth_bytes_per_s > 0;
+  }
   // An all-to-all sends (n - local) / n of its bytes off the domain, each GPU
   // over its own NIC, the rest over NVLink.
   LinkSpec AllToAllLink(double members, double stride) const;

@@ -91,14 +91,16 @@ StatusOr<const FrameworkProfile*> FindRunFramework(const TrainingRun& run) {
   return p;
 }
 
+// The run's parallel sizes and the configuration fields they set.
+constexpr std::pair<int64_t TrainingRun::*, int64_t TrainingConfig::*> kRunSizes[] = {
+    {&TrainingRun::tp, &TrainingConfig::tp}, {&TrainingRun::pp, &TrainingConfig::pp},
+    {&TrainingRun::dp, &TrainingConfig::dp}, {&TrainingRun::cp, &TrainingConfig::cp},
+    {&TrainingRun::ep, &TrainingConfig::ep}, {&TrainingRun::vpp, &TrainingConfig::vpp}};
+
 TrainingConfig ConfigOfRun(const TrainingRun& run, const FrameworkProfile& framework) {
   TrainingConfig c;
-  c.tp = run.tp;
-  c.pp = run.pp;
-  c.dp = run.dp;
-  c.cp = run.cp;
-  c.ep = run.ep;
-  c.vpp = run.vpp;
+  for (const auto& [from, to] : kRunSizes)
+    c.*to = run.*from;
   // Everything the row does not state is the framework's (frameworks.csv).
   c.sequence_parallel = run.sequence_parallel || framework.sequence_parallel;
   c.zero_stage = run.zero_stage;

@@ -26,17 +26,6 @@ Fabric Fabric::Of(const Accelerator& gpu, const Cluster* cluster, const Efficien
   return f;
 }
 
-bool Fabric::Reaches(double members, double stride) const {
-  return !Spans(members, stride) || out_.bandwidth_bytes_per_s > 0;
-}
-
-LinkSpec Fabric::Link(double members, double stride) const {
-  if (!Spans(members, stride) || !(out_.bandwidth_bytes_per_s > 0))
-    return up_;
-  const double per_domain = std::clamp(std::floor(domain_ / stride), 1.0, members);
-  return {std::min(per_domain * out_.bandwidth_bytes_per_s, up_.bandwidth_bytes_per_s), out_.latency_s};
-}
-
 LinkSpec Fabric::AllToAllLink(double members, double stride) const {
   LinkSpec l = Link(members, stride);
   if (Spans(members, stride) && out_.bandwidth_bytes_per_s > 0) {

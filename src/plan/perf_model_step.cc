@@ -25,33 +25,39 @@ using namespace perf_internal;  // NOLINT: the model's own helpers
 // seconds of one micro-batch on one GPU (_f forward, _b backward) unless
 // said otherwise.
 struct PerfModel::Eval {
+  // Only the references and the accumulators are initialized: every other
+  // field is written by its phase before a later one reads it (an early
+  // issue returns before any is read), which keeps a rejected
+  // configuration's cost to its checks.
+  Eval(TrainingConfig& config, const ModelSpec& model, const Accelerator& accelerator,
+       const EfficiencyParams& efficiency, const FrameworkProfile& framework)
+      : c(config), m(model), gpu(accelerator), e(efficiency), fw(framework) {}
   TrainingConfig& c;
   const ModelSpec& m;
   const Accelerator& gpu;
   const EfficiencyParams& e;
   const FrameworkProfile& fw;
   // Shape.
-  int64_t dp = 0;
-  int64_t kv = 0;  // KV heads
-  bool sp = false, fused_attention = false;
-  double tp = 0, pp = 0, cp = 0, ep = 0, etp = 0, vpp = 0, dpd = 0, mbs = 0;
+  int64_t dp, kv;  // kv: KV heads
+  bool sp, fused_attention;
+  double tp, pp, cp, ep, etp, vpp, dpd, mbs;
   // Links of the parallel groups.
-  LinkSpec tp_link{}, cp_link{}, ep_link{}, dp_link{}, expert_dp_link{}, pp_link{};
+  LinkSpec tp_link, cp_link, ep_link, dp_link, expert_dp_link, pp_link;
   // One layer's forward compute.
-  double peak16 = 0, hbm = 0, seq = 0, tokens = 0, h = 0, q_width = 0, mlp_width = 0, imbalance = 1, head_dim = 0;
-  double quant_f = 0, quant_b = 0, gemm_f = 0;
-  double core_f = 0, core_b = 0, core_vec_f = 0;
-  double vec_f = 0, overhead_f = 0;
+  double peak16, hbm, seq, tokens, h, q_width, mlp_width, imbalance, head_dim;
+  double quant_f = 0, quant_b = 0, gemm_f;
+  double core_f, core_b, core_vec_f = 0;
+  double vec_f, overhead_f;
   // One layer's exposed communication.
-  double act_bytes = 0;
-  double tp_f_exp = 0, tp_b_exp = 0, cp_f_exp = 0, cp_b_exp = 0, ep_f_exp = 0, ep_b_exp = 0;
+  double act_bytes;
+  double tp_f_exp, tp_b_exp, cp_f_exp = 0, cp_b_exp = 0, ep_f_exp = 0, ep_b_exp = 0;
   // The most loaded stage, one micro-batch.
-  double layers_per_stage = 0, layer_rc = 0, layer_rc_comm = 0, head_gemm = 0, head_f = 0, t_f = 0, t_b = 0;
+  double layers_per_stage, layer_rc = 0, layer_rc_comm = 0, head_gemm, head_f, t_f, t_b;
   // Its parameters and their shard groups.
-  double stage_dense_params = 0, stage_expert_params = 0, shard = 0, expert_shard = 0, chunk_share = 0;
+  double stage_dense_params, stage_expert_params, shard, expert_shard, chunk_share;
   // The step.
-  int64_t micro_batches = 0;
-  double mb = 0, fsdp_exposed_per_mb = 0, bubble = 0, pp_comm = 0, dp_comm = 0, optimizer = 0;
+  int64_t micro_batches;
+  double mb, fsdp_exposed_per_mb = 0, bubble, pp_comm = 0, dp_comm = 0, optimizer;
 };
 
 namespace {
@@ -67,7 +73,7 @@ double Exposed(const EfficiencyParams& e, double comm, double compute, double sh
 void PerfModel::EvaluateStep(const TrainingConfig& in, Prediction& out) const {
   out = Prediction{};
   out.config = in;
-  Eval x{out.config, *setup_.model, *setup_.gpu, setup_.efficiency, setup_.framework};
+  Eval x(out.config, *setup_.model, *setup_.gpu, setup_.efficiency, setup_.framework);
   out.issue = CheckShape(x);
   if (out.issue == ConfigIssue::kOk)
     out.issue = ResolveLinks(x);
@@ -84,7 +90,7 @@ void PerfModel::EvaluateStep(const TrainingConfig& in, Prediction& out) const {
   Memory(x, out);
 }
 
-ConfigIssue PerfModel::CheckShape(Eval& x) const {
+inline ConfigIssue PerfModel::CheckShape(Eval& x) const {
   TrainingConfig& c = x.c;
   const ModelSpec& m = x.m;
   const ValueCheck failed = FirstFailedValueCheck(c, setup_.gpus);
@@ -131,7 +137,7 @@ ConfigIssue PerfModel::CheckShape(Eval& x) const {
   return ConfigIssue::kOk;
 }
 
-ConfigIssue PerfModel::ResolveLinks(Eval& x) const {
+inline ConfigIssue PerfModel::ResolveLinks(Eval& x) const {
   const TrainingConfig& c = x.c;
   x.tp = static_cast<double>(c.tp);
   x.pp = static_cast<double>(c.pp);
@@ -162,7 +168,7 @@ ConfigIssue PerfModel::ResolveLinks(Eval& x) const {
 
 // Linear layers run at the precision's dense peak (a device without it,
 // fp8 on A100, at its 16-bit peak); attention and the LM head in 16-bit.
-void PerfModel::LayerGemms(Eval& x) const {
+inline void PerfModel::LayerGemms(Eval& x) const {
   const TrainingConfig& c = x.c;
   const ModelSpec& m = x.m;
   const double peak = ComputePeakFlops(x.gpu, c.precision);
@@ -214,7 +220,7 @@ void PerfModel::LayerGemms(Eval& x) const {
 // Fused attention: each rank's queries against seq / cp keys per block
 // (causal at cp = 1; with context parallelism the ring's blocks are full
 // except the diagonal one).
-void PerfModel::LayerAttention(Eval& x) const {
+inline void PerfModel::LayerAttention(Eval& x) const {
   const TrainingConfig& c = x.c;
   x.head_dim = static_cast<double>(x.m.qk_head_dim());
   const double attn_flops = x.tokens * attn_core_flops_ / x.tp;
@@ -240,7 +246,7 @@ void PerfModel::LayerAttention(Eval& x) const {
 // state (split by tp under sequence parallelism), the MLP activation (the
 // routed experts' over the dispatched rows); rope streams q/k at the vector
 // bandwidth.
-void PerfModel::LayerVector(Eval& x) const {
+inline void PerfModel::LayerVector(Eval& x) const {
   const ModelSpec& m = x.m;
   const double tp = x.tp, tokens = x.tokens;
   LayerVectorWork vec;
@@ -273,7 +279,7 @@ void PerfModel::LayerVector(Eval& x) const {
 // The communication of one micro-batch, one layer: tensor parallel (forward
 // 2 all-reduces, or 2 all-gathers + 2 reduce-scatters; backward the same),
 // context parallel (by the framework's mode), expert all-to-all.
-void PerfModel::LayerCommunication(Eval& x) const {
+inline void PerfModel::LayerCommunication(Eval& x) const {
   const TrainingConfig& c = x.c;
   const EfficiencyParams& e = x.e;
   const FrameworkProfile& fw = x.fw;
@@ -320,7 +326,7 @@ void PerfModel::LayerCommunication(Eval& x) const {
 // One micro-batch on the most loaded stage. Layers are split as evenly as
 // the stages allow (Megatron's and torchtitan's uneven first/last stages):
 // ceil(L / pp) on the busiest.
-void PerfModel::StageTimes(Eval& x) const {
+inline void PerfModel::StageTimes(Eval& x) const {
   const TrainingConfig& c = x.c;
   const double tp = x.tp, tokens = x.tokens, h = x.h;
   x.layers_per_stage = std::ceil(static_cast<double>(x.m.num_layers) / x.pp);
@@ -342,7 +348,7 @@ void PerfModel::StageTimes(Eval& x) const {
 
 // Dense parameters are replicated over dp x cp ranks; an expert's over the
 // dp x cp x tp / (ep x etp) ranks that hold the same experts.
-void PerfModel::StageParameters(Eval& x) const {
+inline void PerfModel::StageParameters(Eval& x) const {
   const double tp = x.tp, cp = x.cp, ep = x.ep, etp = x.etp, dpd = x.dpd;
   x.stage_expert_params = x.layers_per_stage * expert_layer_params_ / (ep * etp);
   const double first = embedding_params_ / tp + (x.c.pp == 1 && !x.m.tied_embeddings ? lm_head_params_ / tp : 0);
@@ -358,7 +364,7 @@ void PerfModel::StageParameters(Eval& x) const {
 
 // The data-parallel (or FSDP) communication and its overlap, the pipeline's
 // send/recv and bubble, the optimizer.
-void PerfModel::DataParallel(Eval& x) const {
+inline void PerfModel::DataParallel(Eval& x) const {
   const TrainingConfig& c = x.c;
   const FrameworkProfile& fw = x.fw;
   const EfficiencyParams& e = x.e;
@@ -404,7 +410,7 @@ void PerfModel::DataParallel(Eval& x) const {
 }
 
 // The breakdown, the throughput and the utilization of the step.
-void PerfModel::Totals(const Eval& x, Prediction& out) const {
+inline void PerfModel::Totals(const Eval& x, Prediction& out) const {
   const TrainingConfig& c = x.c;
   const double mb = x.mb, lps = x.layers_per_stage, tp = x.tp;
   StepBreakdown& b = out.breakdown;
@@ -445,7 +451,7 @@ void PerfModel::Totals(const Eval& x, Prediction& out) const {
 // Weights, gradients, optimizer: memory.h's TrainingStateBytes, the function
 // `mfu memory` calls (EstimateTrainingMemoryPerGpu), over the same shard
 // groups as the communication; activations of the micro-batches in flight.
-void PerfModel::Memory(const Eval& x, Prediction& out) const {
+inline void PerfModel::Memory(const Eval& x, Prediction& out) const {
   const TrainingConfig& c = x.c;
   MemoryPerGpu& mem = out.memory;
   StateSharding state_shards;

@@ -86,8 +86,9 @@ def check_consistency(node, path, errors):
         if not close(total, node["memory_per_gpu_bytes"], rel=1e-9):
             errors.append(f"{path}: memory components {total} != memory_per_gpu_bytes {node['memory_per_gpu_bytes']}")
     # Memory in integer bytes (schema 2): the components sum to total_bytes.
-    if "total_bytes" in node and "weights_bytes" in node:
-        parts = [v for k, v in node.items() if k.endswith("_bytes") and k not in ("total_bytes", "capacity_bytes")]
+    parts_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "reserved_bytes")
+    if all(k in node for k in parts_keys + ("total_bytes", "capacity_bytes")):
+        parts = [node[k] for k in parts_keys]
         if sum(parts) != node["total_bytes"]:
             errors.append(f"{path}: memory components {sum(parts)} != total_bytes {node['total_bytes']}")
     # Predicted waterfall (predict, plan): it sums to the step time.
