@@ -268,20 +268,6 @@ class PerfModel {
 
  private:
   PerfModel() = default;
-  // Evaluate's phases over one evaluation's context (perf_model_step.cc).
-  struct Eval;
-  ConfigIssue CheckShape(Eval& x) const;
-  ConfigIssue ResolveLinks(Eval& x) const;
-  void LayerGemms(Eval& x) const;
-  void LayerAttention(Eval& x) const;
-  void LayerVector(Eval& x) const;
-  void LayerCommunication(Eval& x) const;
-  void StageTimes(Eval& x) const;
-  void StageParameters(Eval& x) const;
-  void DataParallel(Eval& x) const;
-  void Totals(const Eval& x, Prediction& out) const;
-  void Memory(const Eval& x, Prediction& out) const;
-
   TrainingSetup setup_;
   Fabric fabric_;  // of the setup's cluster (or accelerator) at its efficiency
   // The vector kernels a training step runs: the family's, except norms
