@@ -60,8 +60,10 @@ Fixture* Llama405bOnDgxH100(int64_t gpus) {
   return f;
 }
 
-// One configuration evaluated (what the planner's inner loop costs).
-void BM_EvaluateConfig(benchmark::State& state) {
+// One configuration evaluated: EvaluateStep is what the planner's inner
+// loop costs; Evaluate adds the waterfall and utilization (FinishPrediction,
+// what predict and the planner's kept configurations get).
+void EvaluateLoop(benchmark::State& state, bool with_waterfall) {
   Fixture* f = Llama405bOnDgxH100(16384);
   if (f == nullptr) {
     state.SkipWithError("fixture");
@@ -76,12 +78,22 @@ void BM_EvaluateConfig(benchmark::State& state) {
   mfu::Prediction p;
   for (auto _ : state) {
     c.micro_batch = 1 + (state.iterations() & 1);
-    f->perf->Evaluate(c, p);
+    if (with_waterfall)
+      f->perf->Evaluate(c, p);
+    else
+      f->perf->EvaluateStep(c, p);
     benchmark::DoNotOptimize(p);
   }
   state.SetItemsProcessed(state.iterations());
 }
+void BM_EvaluateConfig(benchmark::State& state) {
+  EvaluateLoop(state, false);
+}
 BENCHMARK(BM_EvaluateConfig);
+void BM_EvaluateConfigWithWaterfall(benchmark::State& state) {
+  EvaluateLoop(state, true);
+}
+BENCHMARK(BM_EvaluateConfigWithWaterfall);
 
 // The whole search, as `mfu plan --model llama-3.1-405b --cluster dgx-h100
 // --gpus 16384 --seq-len 8192 --gbs 2048` runs it (model built once).

@@ -172,6 +172,11 @@ struct CalibrationResult {
 StatusOr<CalibrationResult> Calibrate(const TrainingRunSet& runs, const HardwareDb& hw, const ClusterDb& clusters,
                                       const EfficiencyDb& start, const CalibrateOptions& options = {});
 
+// Calibration without fitting (`mfu calibrate --no-fit`): the accuracy of
+// `start` on every run; fitted = start, after = before, nothing fitted.
+StatusOr<CalibrationResult> AssessAccuracy(const TrainingRunSet& runs, const HardwareDb& hw, const ClusterDb& clusters,
+                                           const EfficiencyDb& start);
+
 // Leave-one-source-out cross-validation of Calibrate.
 struct CrossValidation {
   // Every run under the fit to all sources (in-sample) and under the fit

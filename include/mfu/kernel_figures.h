@@ -37,7 +37,7 @@ enum class FigureUnit { kTflops, kGbs, kTbs, kUs };
 const char* FigureUnitName(FigureUnit unit);
 
 enum class AttentionPass { kForward, kBackward, kForwardBackward };
-enum class Fabric { kNvlink, kScaleout };
+enum class FigureFabric { kNvlink, kScaleout };
 
 // One published figure (one row of the table). Fields not used by the
 // figure's kind stay at their defaults.
@@ -65,7 +65,7 @@ struct KernelFigure {
   // DeepEP and Hybrid-EP quote) instead of nccl-tests' bus bandwidth.
   double ranks = 0;
   double nodes = 1;
-  Fabric fabric = Fabric::kNvlink;
+  FigureFabric fabric = FigureFabric::kNvlink;
   std::string cluster;
   double message_bytes = 0;
   bool algbw = false;

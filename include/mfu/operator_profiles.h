@@ -34,7 +34,7 @@ struct OperatorSample {
 
 struct CollectiveSample {
   std::string cluster;  // cluster id
-  Collective kind = Collective::kAllReduce;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
   double ranks = 0;
   double bytes = 0;
   double seconds = 0;

@@ -15,11 +15,13 @@
 #include <vector>
 
 #include "mfu/cluster.h"
+#include "mfu/fabric.h"
 #include "mfu/flops.h"
 #include "mfu/framework.h"
 #include "mfu/hwdb.h"
 #include "mfu/memory.h"
 #include "mfu/model.h"
+#include "mfu/result.h"
 #include "mfu/status.h"
 #include "mfu/vector_kernels.h"
 
@@ -151,6 +153,9 @@ struct TrainingSetup {
   FrameworkProfile framework;  // what overlaps, attention kernel, FP8 recipe (framework.h)
 };
 
+// "tp=8 pp=4 dp=16 cp=1 vpp=2 mbs=1 gbs=512 recompute=selective zero=1 sp"
+std::string ConfigText(const TrainingConfig& c);
+
 // Why a configuration is not valid (kOk when it is).
 enum class ConfigIssue {
   kOk,
@@ -165,6 +170,10 @@ enum class ConfigIssue {
   kBadValue,  // a size < 1, zero stage out of range, vpp without pp ...
 };
 const char* ConfigIssueName(ConfigIssue issue);
+// A code for JSON: "ok", "gpus_not_divisible", "layers_not_divisible",
+// "heads_not_divisible", "experts_not_divisible", "batch_not_divisible",
+// "sequence_not_divisible", "topology", "oom", "bad_value".
+const char* ConfigIssueCode(ConfigIssue issue);
 
 // Memory per GPU, bytes (the most loaded pipeline stage).
 struct MemoryPerGpu {
@@ -211,7 +220,17 @@ struct Prediction {
   double hfu = 0;
   double matrix_flops_per_step = 0;  // executed GEMM + attention FLOPs on the slowest GPU
   MemoryPerGpu memory;
+  // The step as the buckets of `mfu trace` (FinishPrediction): idle =
+  // bubble + kernel gaps, exposed_communication, non_matrix_kernels (vector
+  // work, optimizer), matrix_below_peak, matrix_at_peak (executed matrix
+  // FLOPs / dense peak); the measured-only buckets are 0.
+  Waterfall waterfall;
+  Utilization utilization;  // per GPU, model and hardware FLOPs against the dense peak
 };
+
+// Fills p.waterfall and p.utilization from the step, the breakdown and the
+// FLOPs (Evaluate calls it for a valid configuration).
+void FinishPrediction(Convention convention, Prediction& p);
 
 // A performance model for one setup: per-layer quantities are computed once
 // so that Evaluate costs arithmetic only (the planner calls it millions of
@@ -230,7 +249,19 @@ class PerfModel {
     Evaluate(config, p);
     return p;
   }
+  // Evaluate without the waterfall and utilization (what the planner runs
+  // over every candidate; FinishPrediction completes the ones it keeps).
+  void EvaluateStep(const TrainingConfig& config, Prediction& out) const;
+  // kInvalidArgument naming the field (Param, mfu/setup.h) for the values
+  // Evaluate rejects before looking at the model's shape: a size < 1 or
+  // absurd, negative dp or global batch, a ZeRO stage outside 0-3, vpp
+  // without pp, GPUs that tp x pp x cp does not divide or a dp that
+  // contradicts them, ep/etp on a dense model, TP overlap the framework
+  // cannot do, an imbalance outside [1, 64]. The same checks as Evaluate's.
+  Status Validate(const TrainingConfig& config) const;
   const TrainingSetup& setup() const { return setup_; }
+  // The collectives' network: the setup's cluster, or one domain of its accelerator.
+  const Fabric& fabric() const { return fabric_; }
   // Replaces the efficiency parameters (calibration re-evaluates the same
   // runs under many parameter sets without rebuilding the model).
   void SetEfficiency(const EfficiencyParams& efficiency);
@@ -238,6 +269,7 @@ class PerfModel {
  private:
   PerfModel() = default;
   TrainingSetup setup_;
+  Fabric fabric_;  // of the setup's cluster (or accelerator) at its efficiency
   // The vector kernels a training step runs: the family's, except norms
   // (TrainingVectorKernels in perf_model.cc says why).
   VectorKernelTable vector_kernels_;
@@ -284,7 +316,7 @@ inline double GemmEfficiency(const EfficiencyParams& e, double m, double n, doub
 // peak, else the 16-bit one (bf16, then fp16), times the accelerator's
 // power_cap_clock_fraction (hwdb.h); 0 when
 // the device has none.
-double ComputePeakFlops(const Accelerator& gpu, const EfficiencyParams& e, DType dtype);
+double ComputePeakFlops(const Accelerator& gpu, DType dtype);
 
 // Fused attention in 16-bit: achieved / dense peak of `kernel` for a pass
 // over `seq_kv` keys (per query block) at `head_dim`. Forward: the family's
@@ -302,14 +334,11 @@ double AttentionEfficiency(const EfficiencyParams& e, AttentionKernel kernel, bo
 double AttentionSeconds(const Accelerator& gpu, const EfficiencyParams& e, AttentionKernel kernel, bool backward,
                         double flops, double seq_kv, bool causal, double head_dim);
 
-enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
-struct LinkSpec {
-  double bandwidth_bytes_per_s = 0;  // achieved bus bandwidth
-  double latency_s = 0;              // per step
-};
 // `bytes` is the full buffer (all-reduce, all-gather output, reduce-scatter
 // input; all-to-all: what one rank sends). Rings: (n-1)/n x bytes / bw plus
-// n-1 latency steps; all-reduce twice the bytes with 2 log2 n tree steps.
-double CollectiveSeconds(Collective kind, double ranks, double bytes, const LinkSpec& link);
+// n-1 latency steps; all-reduce twice the bytes with 2 log2 n tree steps
+// (the bytes factor is BusBandwidthFactor, mfu/result.h). kAllReduce,
+// kAllGather, kReduceScatter, kAllToAll, kSendRecv (one hop); 0 for others.
+double CollectiveSeconds(CollectiveKind kind, double ranks, double bytes, const LinkSpec& link);
 
 }  // namespace mfu

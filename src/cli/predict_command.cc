@@ -1,18 +1,13 @@
 // mfu predict: one training configuration -> step time, throughput, MFU,
 // memory per GPU and the step broken into the waterfall buckets.
 
-#include <fmt/format.h>
-
 #include <CLI/CLI.hpp>
 #include <ostream>
-#include <string>
 
-#include "base/strings.h"
 #include "cli/command.h"
-#include "report/json_common.h"
 #include "cli/plan_flags.h"
-#include "cli/plan_render.h"
-#include "mfu/perf_model.h"
+#include "mfu/report_plan.h"
+#include "mfu/training_setup.h"
 
 namespace mfu::cli {
 namespace {
@@ -29,30 +24,12 @@ class PredictCommand final : public Command {
   }
 
   Status Run(const CommandContext& ctx) override {
-    MFU_ASSIGN_OR_RETURN(std::unique_ptr<ResolvedSetup> s, ResolveSetup(setup_));
-    MFU_ASSIGN_OR_RETURN(TrainingConfig c, config_.Resolve(*s));
-    const Prediction p = s->perf->Evaluate(c);
-    if (p.issue != ConfigIssue::kOk && p.issue != ConfigIssue::kOutOfMemory) {
-      return InvalidArgumentError(std::string("the configuration is not valid: ") + ConfigIssueName(p.issue) + " (" +
-                                  ConfigText(p.config) + ", " + std::to_string(s->perf->setup().gpus) + " GPUs)");
-    }
-    std::vector<std::string> derived = s->derived;
-    if (c.dp == 0)
-      derived.push_back("dp = gpus / (tp x pp x cp) = " + std::to_string(p.config.dp));
-    if (c.global_batch == 0)
-      derived.push_back("global batch = dp x micro-batch = " + std::to_string(p.config.global_batch) + " sequences");
-    if (json_) {
-      nlohmann::json j = report::JsonEnvelope();
-      j["setup"] = SetupJson(*s);
-      j["derived"] = derived;
-      j["prediction"] = PredictionJson(p);
-      report::PrintJson(ctx.out, j);
-      return Status::Ok();
-    }
-    PrintSetup(ctx.out, *s);
-    for (const std::string& d : derived)
-      ctx.out << "derived     " << d << "\n";
-    PrintPrediction(ctx.out, p, *s);
+    MFU_ASSIGN_OR_RETURN(TrainingRequest request, setup_.ToRequest());
+    MFU_ASSIGN_OR_RETURN(Catalog catalog, setup_.LoadCatalog());
+    MFU_ASSIGN_OR_RETURN(std::unique_ptr<ResolvedTraining> s, ResolveTrainingSetup(catalog, request));
+    MFU_ASSIGN_OR_RETURN(TrainingConfig config, ResolveTrainingConfig(*s, config_.request));
+    MFU_ASSIGN_OR_RETURN(PredictResult result, PredictTraining(*s, config));
+    ctx.out << (json_ ? report::RenderPredictJson(*s, result) : report::RenderPredictText(*s, result));
     return Status::Ok();
   }
 

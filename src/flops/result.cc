@@ -126,30 +126,4 @@ const char* CollectiveKindName(CollectiveKind kind) {
   return i < kNumCollectiveKinds ? kNames[i] : "unknown";
 }
 
-double BusBandwidthFactor(CollectiveKind kind, int64_t group_size) {
-  if (group_size < 1)
-    return 0;
-  double n = static_cast<double>(group_size);
-  switch (kind) {
-    case CollectiveKind::kAllReduce:
-      return 2 * (n - 1) / n;
-    case CollectiveKind::kAllGather:
-    case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kAllToAll:
-    case CollectiveKind::kGather:
-    case CollectiveKind::kScatter:
-      return (n - 1) / n;
-    case CollectiveKind::kBroadcast:
-    case CollectiveKind::kReduce:
-    case CollectiveKind::kSend:
-    case CollectiveKind::kRecv:
-    case CollectiveKind::kSendRecv:
-      return 1;
-    case CollectiveKind::kBarrier:
-    case CollectiveKind::kUnknown:
-      return 0;
-  }
-  return 0;
-}
-
 }  // namespace mfu

@@ -91,14 +91,16 @@ StatusOr<const FrameworkProfile*> FindRunFramework(const TrainingRun& run) {
   return p;
 }
 
+// The run's parallel sizes and the configuration fields they set.
+constexpr std::pair<int64_t TrainingRun::*, int64_t TrainingConfig::*> kRunSizes[] = {
+    {&TrainingRun::tp, &TrainingConfig::tp}, {&TrainingRun::pp, &TrainingConfig::pp},
+    {&TrainingRun::dp, &TrainingConfig::dp}, {&TrainingRun::cp, &TrainingConfig::cp},
+    {&TrainingRun::ep, &TrainingConfig::ep}, {&TrainingRun::vpp, &TrainingConfig::vpp}};
+
 TrainingConfig ConfigOfRun(const TrainingRun& run, const FrameworkProfile& framework) {
   TrainingConfig c;
-  c.tp = run.tp;
-  c.pp = run.pp;
-  c.dp = run.dp;
-  c.cp = run.cp;
-  c.ep = run.ep;
-  c.vpp = run.vpp;
+  for (const auto& [from, to] : kRunSizes)
+    c.*to = run.*from;
   // Everything the row does not state is the framework's (frameworks.csv).
   c.sequence_parallel = run.sequence_parallel || framework.sequence_parallel;
   c.zero_stage = run.zero_stage;
@@ -165,7 +167,7 @@ RunPrediction RunSet::Predict(size_t i, const EfficiencyParams& params) {
   PerfModel& model = e.model.front();
   model.SetEfficiency(params);
   // A measured run ran: memory is reported, not a reason to refuse it.
-  model.Evaluate(ConfigOfRun(*e.run, *e.framework), r.prediction);
+  model.EvaluateStep(ConfigOfRun(*e.run, *e.framework), r.prediction);
   if (r.prediction.issue != ConfigIssue::kOk && r.prediction.issue != ConfigIssue::kOutOfMemory) {
     r.problem = std::string("configuration: ") + ConfigIssueName(r.prediction.issue);
   } else {
@@ -476,6 +478,16 @@ SourceAccuracy Pool(const AccuracyReport& report, const std::vector<std::string>
 }
 
 }  // namespace
+
+StatusOr<CalibrationResult> AssessAccuracy(const TrainingRunSet& runs, const HardwareDb& hw, const ClusterDb& clusters,
+                                           const EfficiencyDb& start) {
+  MFU_ASSIGN_OR_RETURN(RunSet set, RunSet::Prepare(runs, hw, clusters, start));
+  CalibrationResult result;
+  result.fitted = start;
+  result.before = set.Evaluate(start);
+  result.after = result.before;
+  return result;
+}
 
 StatusOr<CalibrationResult> Calibrate(const TrainingRunSet& runs, const HardwareDb& hw, const ClusterDb& clusters,
                                       const EfficiencyDb& start, const CalibrateOptions& options) {

@@ -76,11 +76,11 @@ StatusOr<InferenceModel> InferenceModel::Create(const InferenceSetup& s) {
       (s.weight_dtype == DType::kFp8 || s.weight_dtype == DType::kFp4) && s.gpu->peak_flops(s.weight_dtype) > 0
           ? s.weight_dtype
           : DType::kBf16;
-  p.peak_ = s.gpu->peak_flops(compute) > 0 ? s.gpu->peak_flops(compute) : s.gpu->peak_flops(DType::kFp16);
+  p.peak_ = DensePeakFlops(*s.gpu, compute);
   if (!(p.peak_ > 0))
     return InvalidArgumentError("inference: " + s.gpu->id + " has no dense 16-bit peak");
   p.compute_dtype_ = compute;
-  p.compute_peak_ = ComputePeakFlops(*s.gpu, s.efficiency, compute);
+  p.compute_peak_ = ComputePeakFlops(*s.gpu, compute);
   p.hbm_ = s.gpu->memory_bw_tbps * 1e12 * s.efficiency.vector_bw_fraction;
 
   const ParamCounts params = CountParams(m);
@@ -209,10 +209,7 @@ LayerVectorWork VectorWork(const InferenceSetup& s, double rows, double moe_shar
 
 // The NVLink domain as the collectives see it.
 LinkSpec ScaleUpLink(const InferenceSetup& s) {
-  const Cluster* cl = s.cluster;
-  return {(cl != nullptr ? cl->scaleup_bw_bytes_per_s : s.gpu->scaleup_bw_per_direction_gbs * 1e9) *
-              s.efficiency.scaleup_bw_fraction,
-          cl != nullptr ? cl->scaleup_latency_s : 3e-6};
+  return Fabric::Of(*s.gpu, s.cluster, s.efficiency).scale_up();
 }
 
 // Communication of one layer for `rows` tokens, not overlapped: two
@@ -222,10 +219,10 @@ double LayerCommSeconds(const InferenceSetup& s, const LinkSpec& link, double ro
   const ModelSpec& m = *s.model;
   const double h = static_cast<double>(m.hidden);
   double comm =
-      s.tp > 1 ? 2 * CollectiveSeconds(Collective::kAllReduce, static_cast<double>(s.tp), rows * h * 2, link) : 0;
+      s.tp > 1 ? 2 * CollectiveSeconds(CollectiveKind::kAllReduce, static_cast<double>(s.tp), rows * h * 2, link) : 0;
   if (m.is_moe() && s.ep > 1) {
     const double a2a = rows * static_cast<double>(m.moe.top_k) * h * kActivationBytes;
-    comm += 2 * moe_share * CollectiveSeconds(Collective::kAllToAll, static_cast<double>(s.ep), a2a, link);
+    comm += 2 * moe_share * CollectiveSeconds(CollectiveKind::kAllToAll, static_cast<double>(s.ep), a2a, link);
   }
   return comm;
 }
@@ -349,7 +346,7 @@ StepCost InferenceModel::Step(const std::vector<Segment>& segments) const {
   c.memory_s += head_m;
   time += std::max(head_c, head_m);
   // A step crosses every stage in turn (pipeline latency).
-  const double p2p = s.pp > 1 ? (pp - 1) * CollectiveSeconds(Collective::kSendRecv, 2, rows * h * 2, link) : 0;
+  const double p2p = s.pp > 1 ? (pp - 1) * CollectiveSeconds(CollectiveKind::kSendRecv, 2, rows * h * 2, link) : 0;
   c.comm_s = layers * comm_layer + p2p;
   c.time_s = time * pp + p2p;
   c.compute_s *= pp;

@@ -14,8 +14,6 @@ namespace {
 
 // The message a bandwidth plateau is evaluated at: latency terms vanish.
 constexpr double kPlateauBytes = 1099511627776.0;  // 1 TiB
-// A scale-up hop's latency without a cluster (the training model's default).
-constexpr double kScaleupLatencyS = 3e-6;
 // Flash attention's backward executes 2.5x the forward FLOPs (perf_model.cc).
 constexpr double kAttentionBackward = 2.5;
 
@@ -72,23 +70,29 @@ StatusOr<double> PredictAttention(const KernelFigure& f, const Accelerator& gpu,
 }
 
 // NVLink at scaleup_bw_fraction; across scale-up domains an all-reduce's
-// ring runs min(GPUs per domain x NIC, NVLink) (each GPU drives its own NIC,
-// the training model's rule for groups that span domains) and an
-// all-to-all is NIC-bound.
+// ring runs the training model's rule for groups that span domains
+// (Fabric::Link over domains of ranks / nodes GPUs) and an all-to-all is
+// NIC-bound.
 StatusOr<LinkSpec> FigureLink(const KernelFigure& f, const Accelerator& gpu, const Cluster* cluster,
                               const EfficiencyParams& e) {
-  const double nvlink = gpu.scaleup_bw_per_direction_gbs * 1e9 * e.scaleup_bw_fraction;
-  if (!(nvlink > 0))
+  if (!(gpu.scaleup_bw_per_direction_gbs * 1e9 * e.scaleup_bw_fraction > 0))
     return InvalidArgumentError("no link: " + gpu.id + " has no scale-up bandwidth in the database");
-  if (f.fabric == Fabric::kNvlink)
-    return LinkSpec{nvlink, cluster != nullptr ? cluster->scaleup_latency_s : kScaleupLatencyS};
+  if (f.fabric == FigureFabric::kNvlink) {
+    // The accelerator's NVLink figure, the cluster's latency.
+    LinkSpec up = Fabric::Of(gpu, nullptr, e).scale_up();
+    if (cluster != nullptr)
+      up.latency_s = cluster->scaleup_latency_s;
+    return up;
+  }
   if (cluster == nullptr)
     return InvalidArgumentError("a scale-out figure needs a cluster (its NIC)");
-  const double nic = cluster->scaleout_bw_bytes_per_s * e.scaleout_bw_fraction;
+  Cluster nodes = *cluster;
+  nodes.scaleup_bw_bytes_per_s = gpu.scaleup_bw_per_direction_gbs * 1e9;
+  nodes.nvlink_domain_gpus = static_cast<int>(std::max(1.0, std::floor(f.ranks / f.nodes)));
+  const Fabric fabric = Fabric::Of(gpu, &nodes, e);
   if (f.kind == KernelFigureKind::kAllToAll)
-    return LinkSpec{nic, cluster->scaleout_latency_s};
-  const double per_domain = std::max(1.0, std::floor(f.ranks / f.nodes));
-  return LinkSpec{std::min(per_domain * nic, nvlink), cluster->scaleout_latency_s};
+    return fabric.scale_out();
+  return fabric.Link(f.ranks, 1);
 }
 
 // nccl-tests' bus bandwidth (or algbw) of CollectiveSeconds at the
@@ -96,12 +100,11 @@ StatusOr<LinkSpec> FigureLink(const KernelFigure& f, const Accelerator& gpu, con
 StatusOr<double> PredictCollective(const KernelFigure& f, const Accelerator& gpu, const Cluster* cluster,
                                    const EfficiencyParams& e) {
   MFU_ASSIGN_OR_RETURN(LinkSpec link, FigureLink(f, gpu, cluster, e));
-  const bool all_reduce = f.kind == KernelFigureKind::kAllReduce;
+  const CollectiveKind kind =
+      f.kind == KernelFigureKind::kAllReduce ? CollectiveKind::kAllReduce : CollectiveKind::kAllToAll;
   const double bytes = f.message_bytes > 0 ? f.message_bytes : kPlateauBytes;
-  const double seconds =
-      CollectiveSeconds(all_reduce ? Collective::kAllReduce : Collective::kAllToAll, f.ranks, bytes, link);
-  const double n = f.ranks;
-  const double bus = all_reduce ? 2 * (n - 1) / n : (n - 1) / n;
+  const double seconds = CollectiveSeconds(kind, f.ranks, bytes, link);
+  const double bus = BusBandwidthFactor(kind, std::llround(f.ranks));
   return InUnit(f.unit, f.algbw ? bytes : bytes * bus, seconds);
 }
 

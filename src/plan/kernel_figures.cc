@@ -34,7 +34,8 @@ constexpr std::pair<const char*, FigureUnit> kUnits[] = {
     {"tflops", FigureUnit::kTflops}, {"gbs", FigureUnit::kGbs}, {"tbs", FigureUnit::kTbs}, {"us", FigureUnit::kUs}};
 constexpr std::pair<const char*, AttentionPass> kPasses[] = {
     {"fwd", AttentionPass::kForward}, {"bwd", AttentionPass::kBackward}, {"fwd_bwd", AttentionPass::kForwardBackward}};
-constexpr std::pair<const char*, Fabric> kFabrics[] = {{"nvlink", Fabric::kNvlink}, {"scaleout", Fabric::kScaleout}};
+constexpr std::pair<const char*, FigureFabric> kFabrics[] = {{"nvlink", FigureFabric::kNvlink},
+                                                             {"scaleout", FigureFabric::kScaleout}};
 constexpr std::pair<const char*, bool> kYesNo[] = {{"yes", true}, {"no", false}};
 
 bool IsCollective(KernelFigureKind k) {

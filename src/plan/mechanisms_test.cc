@@ -29,15 +29,6 @@ const EfficiencyDb& Shipped() {
   return db;
 }
 
-TrainingConfig Layout(int64_t tp, int64_t pp, int64_t cp, int64_t gbs) {
-  TrainingConfig c;
-  c.tp = tp;
-  c.pp = pp;
-  c.cp = cp;
-  c.global_batch = gbs;
-  return c;
-}
-
 TEST(Mechanisms, AttentionRunsInSixteenBitUnderFp8) {
   const ModelSpec m = Generic(4, 2048, 16, 8192, 32000);
   const PerfModel pm = MakeWith(m, 4096, 1, nullptr, TestEfficiency(), Framework("megatron-core"));

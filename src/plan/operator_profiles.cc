@@ -108,15 +108,15 @@ Status ParseCollectives(std::string_view text, const std::string& origin, Operat
     MFU_ASSIGN_OR_RETURN(s.cluster, row.Text("cluster"));
     MFU_ASSIGN_OR_RETURN(std::string kind, row.Text("collective"));
     if (kind == "all_reduce") {
-      s.kind = Collective::kAllReduce;
+      s.kind = CollectiveKind::kAllReduce;
     } else if (kind == "all_gather") {
-      s.kind = Collective::kAllGather;
+      s.kind = CollectiveKind::kAllGather;
     } else if (kind == "reduce_scatter") {
-      s.kind = Collective::kReduceScatter;
+      s.kind = CollectiveKind::kReduceScatter;
     } else if (kind == "all_to_all") {
-      s.kind = Collective::kAllToAll;
+      s.kind = CollectiveKind::kAllToAll;
     } else if (kind == "send_recv") {
-      s.kind = Collective::kSendRecv;
+      s.kind = CollectiveKind::kSendRecv;
     } else {
       return ParseError(where + ": column 'collective': '" + kind +
                         "' is not all_reduce, all_gather, reduce_scatter, all_to_all or send_recv");
@@ -280,9 +280,8 @@ double PredictSample(const CollectiveSample& s, const ClusterDb& clusters, const
   if (!c.ok())
     return 0;
   const bool inside = s.ranks <= (*c)->nvlink_domain_gpus;
-  const LinkSpec link =
-      inside ? LinkSpec{(*c)->scaleup_bw_bytes_per_s * e.scaleup_bw_fraction, (*c)->scaleup_latency_s}
-             : LinkSpec{(*c)->scaleout_bw_bytes_per_s * e.scaleout_bw_fraction, (*c)->scaleout_latency_s};
+  const Fabric fabric = Fabric::Of(**c, e);
+  const LinkSpec link = inside ? fabric.scale_up() : fabric.scale_out();
   return CollectiveSeconds(s.kind, s.ranks, s.bytes, link);
 }
 

@@ -14,6 +14,7 @@
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
 #include "mfu/perf_model.h"
+#include "mfu/planner.h"
 #include "mfu/vector_kernels.h"
 
 namespace mfu::plan_test {
@@ -124,6 +125,24 @@ inline PerfModel MakeWith(const ModelSpec& model, int64_t seq, int64_t gpus, con
 // The same with the test efficiency and the default framework profile.
 inline PerfModel Make(const ModelSpec& model, int64_t seq, int64_t gpus, const char* cluster) {
   return MakeWith(model, seq, gpus, cluster, TestEfficiency());
+}
+
+// A configuration of the given sizes, everything else the defaults.
+inline TrainingConfig Layout(int64_t tp, int64_t pp, int64_t cp, int64_t gbs) {
+  TrainingConfig c;
+  c.tp = tp;
+  c.pp = pp;
+  c.cp = cp;
+  c.global_batch = gbs;
+  return c;
+}
+
+// The planner's default search for a global batch, listing `top_k`.
+inline PlanOptions Search(int64_t gbs, size_t top_k) {
+  PlanOptions o;
+  o.global_batch = gbs;
+  o.top_k = top_k;
+  return o;
 }
 
 }  // namespace mfu::plan_test

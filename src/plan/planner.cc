@@ -54,7 +54,7 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
     if (z < 0 || z > 3)
       return InvalidArgumentError("plan: ZeRO stage " + std::to_string(z) + " is not 0-3");
   }
-  const int64_t domain = s.cluster != nullptr ? s.cluster->nvlink_domain_gpus : 8;
+  const auto domain = static_cast<int64_t>(model.fabric().domain_gpus());
   const int64_t tp_limit = options.tp_within_node ? std::min<int64_t>(domain, m.heads) : m.heads;
 
   PlanResult result;
@@ -101,7 +101,7 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
                   c.recompute = r;
                   c.zero_stage = z;
                   c.sequence_parallel = tp > 1 && s.framework.sequence_parallel;
-                  model.Evaluate(c, p);
+                  model.EvaluateStep(c, p);
                   ++result.evaluated;
                   ++result.by_issue[static_cast<size_t>(p.issue)];
                   if (p.issue == ConfigIssue::kOk) {
@@ -123,6 +123,10 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
     }
   }
   result.top = std::move(top.top());
+  for (Prediction& kept : result.top)
+    FinishPrediction(s.convention, kept);
+  if (result.closest.issue == ConfigIssue::kOutOfMemory)
+    FinishPrediction(s.convention, result.closest);
   return result;
 }
 

@@ -22,9 +22,7 @@ using namespace plan_test;  // NOLINT: test fixtures
 TEST(Planner, TopConfigurationsAreValidSortedAndReproducible) {
   const ModelSpec model = Generic(8, 2048, 16, 8192, 32000, 4);
   const PerfModel pm = Make(model, 4096, 16, "dgx-h100");
-  PlanOptions o;
-  o.global_batch = 64;
-  o.top_k = 7;
+  PlanOptions o = Search(64, 7);
   StatusOr<PlanResult> plan = PlanTraining(pm, o);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   ASSERT_FALSE(plan->top.empty());
@@ -65,9 +63,7 @@ TEST(Planner, TopConfigurationsAreValidSortedAndReproducible) {
 TEST(Planner, AgreesWithBruteForceOnASmallCase) {
   const ModelSpec model = Generic(8, 1024, 16, 4096, 32000, 0);
   const PerfModel pm = Make(model, 2048, 16, "dgx-h100");
-  PlanOptions o;
-  o.global_batch = 32;
-  o.top_k = 5;
+  PlanOptions o = Search(32, 5);
   StatusOr<PlanResult> plan = PlanTraining(pm, o);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
 

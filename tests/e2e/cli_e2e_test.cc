@@ -368,23 +368,28 @@ TEST(Cli, PredictJsonFields) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["schema_version"], 1);
   const auto& p = j["prediction"];
-  for (const char* key : {"step_time_s", "tflops_per_gpu", "mfu", "hfu", "memory_per_gpu_bytes", "fits"})
+  for (const char* key : {"step_time_s", "tflops_per_gpu", "mfu", "hfu", "memory", "fits", "utilization"})
     EXPECT_TRUE(p.contains(key)) << key;
+  EXPECT_TRUE(p["memory"].contains("total_bytes"));
   EXPECT_EQ(p["config"]["dp"], 2);  // derived: 64 / (8 x 4)
-  EXPECT_EQ(j["setup"]["convention"], "megatron");
-  // The step is the sum of its parts, the waterfall too.
-  double sum = 0, waterfall = 0;
+  EXPECT_EQ(j["setup"]["convention"]["name"], "megatron");
+  // The step is the sum of its parts; the waterfall's integer ns sum to the
+  // step rounded to ns.
+  double sum = 0;
+  int64_t waterfall = 0;
   for (const auto& [k, v] : p["breakdown_s"].items())
     sum += v.get<double>();
-  for (const auto& [k, v] : p["waterfall_s"].items())
-    waterfall += v.get<double>();
+  for (const auto& [k, v] : p["waterfall"]["buckets_ns"].items())
+    waterfall += v.get<int64_t>();
   EXPECT_NEAR(sum, p["step_time_s"].get<double>(), 1e-9 * sum);
-  EXPECT_NEAR(waterfall, p["step_time_s"].get<double>(), 1e-9 * sum);
+  EXPECT_EQ(waterfall, p["waterfall"]["step_ns"].get<int64_t>());
+  EXPECT_NEAR(static_cast<double>(waterfall) * 1e-9, p["step_time_s"].get<double>(), 1e-9);
   // MFU = model FLOPs/token x tokens/s / (GPUs x peak).
   EXPECT_NEAR(p["mfu"].get<double>(),
               p["model_flops_per_token"].get<double>() * p["tokens_per_s"].get<double>() /
-                  (64 * p["peak_tflops"].get<double>() * 1e12),
+                  (64 * p["peak_flops_per_s"].get<double>()),
               1e-9);
+  EXPECT_NEAR(p["utilization"]["mfu"].get<double>(), p["mfu"].get<double>(), 1e-12);
   EXPECT_NE(std::find(j["derived"].begin(), j["derived"].end(), "dp = gpus / (tp x pp x cp) = 2"), j["derived"].end());
 }
 

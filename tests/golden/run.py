@@ -85,6 +85,16 @@ def check_consistency(node, path, errors):
         total = sum(parts.values())
         if not close(total, node["memory_per_gpu_bytes"], rel=1e-9):
             errors.append(f"{path}: memory components {total} != memory_per_gpu_bytes {node['memory_per_gpu_bytes']}")
+    # Memory in integer bytes (schema 2): the components sum to total_bytes.
+    parts_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "reserved_bytes")
+    if all(k in node for k in parts_keys + ("total_bytes", "capacity_bytes")):
+        parts = [node[k] for k in parts_keys]
+        if sum(parts) != node["total_bytes"]:
+            errors.append(f"{path}: memory components {sum(parts)} != total_bytes {node['total_bytes']}")
+    # Predicted waterfall (predict, plan): it sums to the step time.
+    if "step_time_s" in node and isinstance(node.get("waterfall"), dict) and "step_ns" in node["waterfall"]:
+        if abs(node["waterfall"]["step_ns"] - node["step_time_s"] * 1e9) > 1:
+            errors.append(f"{path}: waterfall.step_ns {node['waterfall']['step_ns']} != step_time_s {node['step_time_s']}")
     for key, child in node.items():
         check_consistency(child, f"{path}.{key}", errors)
 

@@ -1,0 +1,125 @@
+// Resolution of a training job (training_setup.h): what was in the CLI's
+// ResolveSetup and ConfigFlags::Resolve, with messages naming the request's
+// fields.
+
+#include "mfu/training_setup.h"
+
+#include <string>
+#include <utility>
+
+namespace mfu {
+namespace {
+
+StatusOr<DType> ResolvePrecision(const std::string& name, const Accelerator& gpu) {
+  MFU_ASSIGN_OR_RETURN(DType precision, ParseDType(name));
+  if (precision != DType::kBf16 && precision != DType::kFp16 && precision != DType::kFp8)
+    return InvalidArgumentError(Param("precision") + ": training is modelled in bf16, fp16 or fp8");
+  if (!(gpu.peak_flops(precision) > 0)) {
+    return InvalidArgumentError(Param("precision") + " " + name + ": " + gpu.id + " has no dense " +
+                                DTypeName(precision) + " peak");
+  }
+  return precision;
+}
+
+// The framework profile with the attention override applied; fills
+// r.framework, r.moe_imbalance and r.state.
+StatusOr<FrameworkProfile> ResolveFramework(const Catalog& catalog, const TrainingRequest& q, ResolvedTraining& r) {
+  StatusOr<const FrameworkProfile*> found = catalog.frameworks.Find(q.framework);
+  if (!found.ok())
+    return InvalidArgumentError(Param("framework") + ": " + found.status().message());
+  r.framework = *found;
+  if (r.framework->kind != "training") {
+    return InvalidArgumentError(Param("framework") + " " + r.framework->name + " is a " + r.framework->kind +
+                                " framework; training needs a training one");
+  }
+  FrameworkProfile p = *r.framework;
+  if (!q.attention.empty() && q.attention != "flash") {
+    StatusOr<AttentionKernel> k = ParseAttentionKernel(q.attention);
+    if (!k.ok())
+      return InvalidArgumentError(Param("attention") + ": " + k.status().message() + " (or flash: the framework's)");
+    p.attention = *k;
+  } else if (q.attention == "flash" && p.attention == AttentionKernel::kUnfused) {
+    p.attention = AttentionKernel::kFa2;
+  }
+  if (!(q.moe_imbalance >= 1 && q.moe_imbalance <= 64))
+    return InvalidArgumentError(Param("moe_imbalance") + " must be in [1, 64] (busiest expert rank / mean)");
+  r.moe_imbalance = q.moe_imbalance;
+  StatusOr<TrainingStateDtypes> state = TrainingStatePreset(q.state);
+  if (!state.ok())
+    return InvalidArgumentError(Param("state") + ": " + state.status().message());
+  r.state = *state;
+  return p;
+}
+
+// The request's sizes and the configuration fields they set.
+constexpr std::pair<int64_t TrainingConfigRequest::*, int64_t TrainingConfig::*> kSizes[] = {
+    {&TrainingConfigRequest::tp, &TrainingConfig::tp},
+    {&TrainingConfigRequest::pp, &TrainingConfig::pp},
+    {&TrainingConfigRequest::dp, &TrainingConfig::dp},
+    {&TrainingConfigRequest::cp, &TrainingConfig::cp},
+    {&TrainingConfigRequest::ep, &TrainingConfig::ep},
+    {&TrainingConfigRequest::etp, &TrainingConfig::etp},
+    {&TrainingConfigRequest::vpp, &TrainingConfig::vpp},
+    {&TrainingConfigRequest::mbs, &TrainingConfig::micro_batch},
+    {&TrainingConfigRequest::gbs, &TrainingConfig::global_batch}};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ResolvedTraining>> ResolveTrainingSetup(const Catalog& catalog, const TrainingRequest& q) {
+  auto r = std::make_unique<ResolvedTraining>();
+  r->model = q.model;
+  MFU_ASSIGN_OR_RETURN(Convention convention, ParseConvention(q.convention));
+  MFU_ASSIGN_OR_RETURN(ResolvedHardware hw, ResolveHardware(catalog, q.hardware));
+  r->gpu = hw.gpu;
+  r->cluster = hw.cluster;
+  r->derived = std::move(hw.derived);
+  MFU_ASSIGN_OR_RETURN(r->precision, ResolvePrecision(q.precision, *r->gpu));
+  TrainingSetup setup;
+  setup.model = &r->model;
+  setup.seq_len = q.seq_len;
+  setup.gpu = r->gpu;
+  setup.cluster = r->cluster;
+  setup.gpus = hw.gpus;
+  setup.convention = convention;
+  setup.efficiency = catalog.efficiency.For(r->gpu->id);
+  MFU_ASSIGN_OR_RETURN(setup.framework, ResolveFramework(catalog, q, *r));
+  MFU_ASSIGN_OR_RETURN(PerfModel perf, PerfModel::Create(setup));
+  r->perf = std::make_unique<PerfModel>(std::move(perf));
+  return r;
+}
+
+StatusOr<TrainingConfig> ResolveTrainingConfig(const ResolvedTraining& setup, const TrainingConfigRequest& q) {
+  if (q.fsdp && q.zero != 1 && q.zero != 3)
+    return InvalidArgumentError(Param("fsdp") + " is ZeRO-3; it contradicts " + Param("zero") + " " +
+                                std::to_string(q.zero));
+  if (q.tp_comm_overlap && q.no_tp_comm_overlap)
+    return InvalidArgumentError(Param("tp_comm_overlap") + " contradicts " + Param("no_tp_comm_overlap"));
+  const FrameworkProfile& fw = setup.perf->setup().framework;
+  TrainingConfig c;
+  for (const auto& [from, to] : kSizes)
+    c.*to = q.*from;
+  MFU_ASSIGN_OR_RETURN(c.recompute, ParseRecompute(q.recompute));
+  c.zero_stage = q.fsdp ? 3 : q.zero;
+  c.fsdp = q.fsdp;
+  c.tp_comm_overlap = q.tp_comm_overlap;  // as asked, for Validate: can the framework?
+  c.dp_overlap = !q.no_dp_overlap;
+  c.flash_attention = fw.attention != AttentionKernel::kUnfused;
+  c.moe_imbalance = setup.moe_imbalance;
+  c.state = setup.state;
+  c.sequence_parallel = !q.no_sp && fw.sequence_parallel;
+  c.precision = setup.precision;
+  MFU_RETURN_IF_ERROR(setup.perf->Validate(c));
+  c.tp_comm_overlap = q.tp > 1 && !q.no_tp_comm_overlap && (q.tp_comm_overlap || fw.tp_overlap_default);
+  return c;
+}
+
+std::vector<std::string> DerivedConfigNotes(const TrainingConfig& given, const Prediction& p) {
+  std::vector<std::string> derived;
+  if (given.dp == 0)
+    derived.push_back("dp = gpus / (tp x pp x cp) = " + std::to_string(p.config.dp));
+  if (given.global_batch == 0)
+    derived.push_back("global batch = dp x micro-batch = " + std::to_string(p.config.global_batch) + " sequences");
+  return derived;
+}
+
+}  // namespace mfu

@@ -1,0 +1,96 @@
+// ResolveTrainingSetup, ResolveTrainingConfig, PredictTraining and
+// RunPlanStudy (training_setup.h) over the built-in catalog.
+
+#include "mfu/training_setup.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace mfu {
+namespace {
+
+const Catalog& Builtin() {
+  static const Catalog catalog = *Catalog::LoadBuiltin();
+  return catalog;
+}
+
+TrainingRequest Llama8bOn(const std::string& gpu, int64_t gpus) {
+  TrainingRequest r;
+  r.model = *LoadModel("llama-3.1-8b");
+  r.hardware.gpu = gpu;
+  r.hardware.gpus = gpus;
+  r.seq_len = 8192;
+  return r;
+}
+
+TEST(ResolveTrainingSetup, ResolvesAndNamesParameters) {
+  StatusOr<std::unique_ptr<ResolvedTraining>> s = ResolveTrainingSetup(Builtin(), Llama8bOn("h100", 8));
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ((*s)->perf->setup().gpus, 8);
+  EXPECT_EQ((*s)->framework->name, "megatron-core");
+  EXPECT_EQ((*s)->precision, DType::kBf16);
+
+  TrainingRequest bad = Llama8bOn("h100", 8);
+  bad.precision = "fp4";
+  EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().message(),
+            "parameter 'precision': training is modelled in bf16, fp16 or fp8");
+  bad = Llama8bOn("h100", 8);
+  bad.moe_imbalance = 0.5;
+  EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().message().rfind("parameter 'moe_imbalance'", 0), 0u);
+  bad = Llama8bOn("h100", 16);  // two nodes need a cluster
+  EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().code(), StatusCode::kInvalidArgument);
+}
+
+// dp and the global batch are derived: 8 GPUs / tp 2 = 4, 4 x mbs 2 = 8.
+TEST(PredictTraining, DerivesAndMatchesTheModel) {
+  auto s = std::move(ResolveTrainingSetup(Builtin(), Llama8bOn("h100", 8))).value();
+  TrainingConfigRequest q;
+  q.tp = 2;
+  q.mbs = 2;
+  StatusOr<TrainingConfig> c = ResolveTrainingConfig(*s, q);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  StatusOr<PredictResult> r = PredictTraining(*s, *c);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->prediction.config.dp, 4);
+  EXPECT_EQ(r->prediction.config.global_batch, 8);
+  ASSERT_EQ(r->derived.size(), 2u);
+  EXPECT_EQ(r->derived[0], "dp = gpus / (tp x pp x cp) = 4");
+  EXPECT_EQ(r->prediction.step_s, s->perf->Evaluate(*c).step_s);
+
+  q.tp = 3;
+  EXPECT_EQ(ResolveTrainingConfig(*s, q).status().message(), "tp x pp x cp = 3 does not divide 8 GPUs");
+  q.tp = 2;
+  q.fsdp = true;
+  q.zero = 2;
+  EXPECT_EQ(ResolveTrainingConfig(*s, q).status().message(),
+            "parameter 'fsdp' is ZeRO-3; it contradicts parameter 'zero' 2");
+}
+
+// The study's search is PlanTraining's; the budget's time is tokens /
+// tokens/s; the runner-up's difference is stated.
+TEST(RunPlanStudy, SearchBudgetAndDifference) {
+  auto s = std::move(ResolveTrainingSetup(Builtin(), Llama8bOn("h100", 8))).value();
+  PlanRequest q;
+  q.options.global_batch = 64;
+  q.options.top_k = 3;
+  q.tokens = "1T";
+  q.price_per_gpu_hour = 2;
+  StatusOr<PlanStudy> study = RunPlanStudy(*s, q);
+  ASSERT_TRUE(study.ok()) << study.status().message();
+  ASSERT_EQ(study->plan.top.size(), 3u);
+  ASSERT_EQ(study->time_to_train.size(), 3u);
+  const double hours = 1e12 / study->plan.top[0].tokens_per_s / 3600;
+  EXPECT_NEAR(study->time_to_train[0].gpu_hours, hours * 8, 1e-9 * hours * 8);
+  EXPECT_NEAR(study->time_to_train[0].cost_usd, hours * 16, 1e-9 * hours * 16);
+  EXPECT_TRUE(study->has_runner_up);
+  EXPECT_EQ(study->difference.components.size(), 12u);
+  q.tokens = "-5";
+  EXPECT_FALSE(RunPlanStudy(*s, q).ok());
+  q.tokens = "";
+  q.options.top_k = 0;
+  EXPECT_EQ(RunPlanStudy(*s, q).status().message(), "parameter 'top' must be in [1, 1000]");
+}
+
+}  // namespace
+}  // namespace mfu

@@ -1,0 +1,219 @@
+// Terminal text of `mfu predict` and `mfu plan` (report_plan.h).
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <utility>
+
+#include "base/strings.h"
+#include "mfu/report_plan.h"
+#include "report/table.h"
+
+namespace mfu::report {
+namespace {
+
+void PrintSetup(std::ostream& out, const ResolvedTraining& s) {
+  const TrainingSetup& t = s.perf->setup();
+  out << fmt::format(
+      "model       {} ({} layers, hidden {}{})\n", s.model.name, s.model.num_layers, s.model.hidden,
+      s.model.is_moe() ? fmt::format(", {} experts top-{}", s.model.moe.num_experts, s.model.moe.top_k) : "");
+  out << fmt::format("hardware    {} x {} ({}){}\n", t.gpus, s.gpu->id, s.gpu->display_name(),
+                     s.cluster != nullptr ? ", cluster " + s.cluster->id : std::string());
+  out << fmt::format("setup       sequence {}, {} GEMMs, FLOPs convention {}, efficiency family '{}'\n", t.seq_len,
+                     DTypeName(s.precision), ConventionName(t.convention), t.efficiency.family);
+  out << fmt::format("framework   {} (attention {}, CP {}{})\n", t.framework.name,
+                     AttentionKernelName(t.framework.attention), CpModeName(t.framework.cp_mode),
+                     s.precision == DType::kFp8 ? ", FP8 " + t.framework.fp8_recipe : std::string());
+  if (t.efficiency.training_validation != "validated") {
+    out << fmt::format("validation  {}: family '{}' has no measured training runs; data/efficiency/validation.csv\n",
+                       t.efficiency.training_validation, t.efficiency.family);
+  }
+}
+
+void PrintSummary(std::ostream& out, const Prediction& p) {
+  out << "config      " << ConfigText(p.config) << fmt::format(" ({} micro-batches per step)\n\n", p.micro_batches);
+  Table summary({"metric", "value", "note"});
+  summary.AddRow({"step time", Fixed(p.step_s, 3) + " s", ""});
+  summary.AddRow({"tokens/s", Fixed(p.tokens_per_s, 0), "whole job"});
+  summary.AddRow({"TFLOP/s per GPU", Fixed(p.tflops_per_gpu, 1), "model FLOPs"});
+  summary.AddRow({"MFU", Percent(p.mfu), fmt::format("of {} TFLOP/s dense", Fixed(p.peak_flops / 1e12, 0))});
+  summary.AddRow({"HFU", Percent(p.hfu), "with recomputed FLOPs"});
+  summary.Print(out);
+}
+
+void PrintBreakdown(std::ostream& out, const Prediction& p) {
+  out << "\nstep breakdown (slowest GPU)\n";
+  Table steps({"component", "seconds", "share"});
+  const StepBreakdown& b = p.breakdown;
+  for (auto [name, v] : {std::pair{"matrix (GEMM)", b.matrix_s},
+                         {"attention core", b.attention_s},
+                         {"vector ops", b.vector_s},
+                         {"recompute", b.recompute_s},
+                         {"kernel gaps", b.overhead_s},
+                         {"optimizer", b.optimizer_s},
+                         {"TP comm (exposed)", b.tp_comm_s},
+                         {"CP comm (exposed)", b.cp_comm_s},
+                         {"EP all-to-all (exposed)", b.ep_comm_s},
+                         {"PP send/recv (exposed)", b.pp_comm_s},
+                         {"DP/FSDP comm (exposed)", b.dp_comm_s},
+                         {"pipeline bubble", b.bubble_s}}) {
+    if (v > 0)
+      steps.AddRow({name, Fixed(v, 4), Percent(v / p.step_s)});
+  }
+  steps.Print(out);
+}
+
+// The predicted buckets (the measured-only ones, always 0, are left out).
+void PrintWaterfall(std::ostream& out, const Prediction& p) {
+  out << "\nwaterfall (the buckets of 'mfu trace')\n";
+  Table w({"bucket", "seconds", "share"});
+  for (WaterfallBucket b :
+       {WaterfallBucket::kIdle, WaterfallBucket::kExposedCommunication, WaterfallBucket::kNonMatrixKernels,
+        WaterfallBucket::kMatrixBelowPeak, WaterfallBucket::kMatrixAtPeak}) {
+    const double v = static_cast<double>(p.waterfall[b]) * 1e-9;
+    w.AddRow({WaterfallBucketName(b), Fixed(v, 4), Percent(v / p.step_s)});
+  }
+  w.Print(out);
+}
+
+void PrintMemory(std::ostream& out, const MemoryPerGpu& m) {
+  out << "\nmemory per GPU\n";
+  Table mem({"component", "bytes"});
+  mem.AddRow({"weights", Bytes(m.weights)});
+  mem.AddRow({"gradients", Bytes(m.gradients)});
+  mem.AddRow({"optimizer states", Bytes(m.optimizer)});
+  mem.AddRow({"activations", Bytes(m.activations)});
+  mem.AddRow({"reserved (context, buffers)", Bytes(m.reserved)});
+  mem.AddRow({"total", Bytes(m.total())});
+  mem.AddRow({"capacity", Bytes(m.capacity)});
+  mem.Print(out);
+  out << (m.fits() ? fmt::format("fits, {} free\n", Bytes(m.capacity - m.total()))
+                   : fmt::format("DOES NOT FIT: {} over\n", Bytes(m.total() - m.capacity)));
+}
+
+void PrintSearch(std::ostream& out, const PlanStudy& study, bool timing) {
+  const PlanResult& plan = study.plan;
+  out << fmt::format("search      {} configurations, {} fit in memory", plan.evaluated, plan.fitting);
+  if (timing) {
+    out << fmt::format(" ({:.3f} s, {:.3g} configurations/s)", study.search_seconds,
+                       static_cast<double>(plan.evaluated) / std::max(study.search_seconds, 1e-9));
+  }
+  out << "\n";
+  std::vector<std::string> rejected;
+  for (size_t i = 1; i < plan.by_issue.size(); ++i) {
+    if (plan.by_issue[i] > 0)
+      rejected.push_back(fmt::format("{} {}", plan.by_issue[i], ConfigIssueName(static_cast<ConfigIssue>(i))));
+  }
+  if (!rejected.empty())
+    out << "rejected    " << base::Join(rejected, "; ") << "\n";
+  out << "\n";
+}
+
+void PrintNothingFits(std::ostream& out, const ResolvedTraining& s, const PlanStudy& study) {
+  const PlanResult& plan = study.plan;
+  out << "nothing fits in " << Bytes(s.gpu->memory_gb * 1024.0 * 1024 * 1024) << " per GPU.\n";
+  if (plan.closest.issue == ConfigIssue::kOutOfMemory) {
+    out << fmt::format("closest: {} needs {} per GPU ({} over)\n", ConfigText(plan.closest.config),
+                       Bytes(plan.closest.memory.total()), Bytes(plan.closest_over_bytes));
+  }
+  if (study.fits_at_gpus > 0) {
+    out << fmt::format("smallest change that fits: {} GPUs (x{} the GPUs)\n", study.fits_at_gpus,
+                       study.fits_at_gpus / s.perf->setup().gpus);
+  } else if (s.cluster == nullptr) {
+    out << "one node cannot hold it: pass --cluster (its scale-out network) with more --gpus\n";
+  } else {
+    out << "no GPU count up to 1024x fits: use a larger-memory accelerator or a shorter sequence\n";
+  }
+}
+
+void PrintTop(std::ostream& out, const PlanStudy& study) {
+  Table t({"#", "configuration", "step s", "tokens/s", "TFLOP/s/GPU", "MFU", "mem/GPU", "exposed comm", "bubble"});
+  for (size_t i = 0; i < study.plan.top.size(); ++i) {
+    const Prediction& p = study.plan.top[i];
+    const StepBreakdown& b = p.breakdown;
+    const double comm = b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_comm_s + b.dp_comm_s;
+    t.AddRow({std::to_string(i + 1), ConfigText(p.config), Fixed(p.step_s, 3), Fixed(p.tokens_per_s, 0),
+              Fixed(p.tflops_per_gpu, 1), Percent(p.mfu), Bytes(p.memory.total()), Percent(comm / p.step_s),
+              Percent(b.bubble_s / p.step_s)});
+  }
+  t.Print(out);
+  if (study.has_runner_up)
+    out << "\nbest vs runner-up: " << DifferenceSummary(study.difference) << "\n";
+}
+
+void PrintTimeToTrain(std::ostream& out, const PlanStudy& study) {
+  if (study.time_to_train.empty())
+    return;
+  const TrainingTime& t = study.time_to_train.front();
+  out << fmt::format("\ntraining {} tokens with the best: {:.1f} days, {} GPU-hours",
+                     base::FormatSi(study.budget.tokens), t.days, base::FormatThousands(t.gpu_hours));
+  if (study.budget.price_per_gpu_hour > 0) {
+    out << fmt::format(", ${} at ${:.2f}/GPU-hour", base::FormatThousands(t.cost_usd), study.budget.price_per_gpu_hour);
+  }
+  out << " (no failures or restarts counted)\n";
+}
+
+void PrintScaling(std::ostream& out, const ResolvedTraining& s, const PlanStudy& study) {
+  if (study.scaling.empty())
+    return;
+  out << "\nscaling (best configuration at each GPU count)\n";
+  Table st({"GPUs", "scaling", "gbs", "best configuration", "tokens/s", "MFU", "efficiency"});
+  const double base_per_gpu = study.plan.top.front().tokens_per_s / static_cast<double>(s.perf->setup().gpus);
+  for (const ScalePoint& p : study.scaling) {
+    const char* kind = p.weak ? "weak" : "strong";
+    if (!p.found) {
+      st.AddRow({std::to_string(p.gpus), kind, std::to_string(p.gbs), "nothing fits", "-", "-", "-"});
+      continue;
+    }
+    const double per_gpu = p.best.tokens_per_s / static_cast<double>(p.gpus);
+    st.AddRow({std::to_string(p.gpus), kind, std::to_string(p.gbs), ConfigText(p.best.config),
+               Fixed(p.best.tokens_per_s, 0), Percent(p.best.mfu), Percent(per_gpu / base_per_gpu)});
+  }
+  st.Print(out);
+  out << "efficiency = tokens/s per GPU relative to the main search's best\n";
+}
+
+}  // namespace
+
+std::string DifferenceSummary(const ConfigDifference& d) {
+  std::vector<std::string> fields;
+  for (const ConfigDifference::Field& f : d.fields) {
+    fields.push_back(f.best_name.empty() ? fmt::format("{} {} vs {}", f.field, f.best, f.runner_up)
+                                         : fmt::format("{} {} vs {}", f.field, f.best_name, f.runner_up_name));
+  }
+  std::string s = fields.empty() ? "same dimensions" : base::Join(fields, ", ");
+  s += "; runner-up step differs by";
+  for (size_t i = 0; i < 3 && i < d.components.size() && std::fabs(d.components[i].delta_s) > 0; ++i)
+    s += fmt::format("{} {:+.3g} s {}", i == 0 ? "" : ",", d.components[i].delta_s, d.components[i].name);
+  return s;
+}
+
+std::string RenderPredictText(const ResolvedTraining& s, const PredictResult& r) {
+  std::ostringstream out;
+  PrintSetup(out, s);
+  for (const std::string& d : r.derived)
+    out << "derived     " << d << "\n";
+  PrintSummary(out, r.prediction);
+  PrintBreakdown(out, r.prediction);
+  PrintWaterfall(out, r.prediction);
+  PrintMemory(out, r.prediction.memory);
+  return out.str();
+}
+
+std::string RenderPlanText(const ResolvedTraining& s, const PlanStudy& study, bool timing) {
+  std::ostringstream out;
+  PrintSetup(out, s);
+  PrintSearch(out, study, timing);
+  if (study.plan.top.empty()) {
+    PrintNothingFits(out, s, study);
+    return out.str();
+  }
+  PrintTop(out, study);
+  PrintTimeToTrain(out, study);
+  PrintScaling(out, s, study);
+  return out.str();
+}
+
+}  // namespace mfu::report
