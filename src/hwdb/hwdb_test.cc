@@ -11,10 +11,7 @@
 #include "base/csv.h"
 #include "base/embedded_file.h"
 #include "hwdb/name_match.h"
-
-namespace mfu::base {
-std::span<const EmbeddedFile> HardwareDataFiles();
-}  // namespace mfu::base
+#include "mfu_embedded/hwdb_data.h"
 
 namespace mfu {
 namespace {

@@ -11,10 +11,7 @@
 #include "base/embedded_file.h"
 #include "base/strings.h"
 #include "mfu/hwdb.h"
-
-namespace mfu::base {
-std::span<const EmbeddedFile> PlanDataFiles();
-}  // namespace mfu::base
+#include "mfu_embedded/plan_data.h"
 
 namespace mfu {
 namespace {

@@ -17,11 +17,7 @@
 #include "base/file_system.h"
 #include "base/strings.h"
 #include "mfu/perf_model.h"
-
-namespace mfu::base {
-// Generated from data/clusters and data/efficiency (src/plan/CMakeLists.txt).
-std::span<const EmbeddedFile> PlanDataFiles();
-}  // namespace mfu::base
+#include "mfu_embedded/plan_data.h"
 
 namespace mfu {
 namespace {

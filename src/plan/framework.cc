@@ -16,10 +16,7 @@
 #include "base/embedded_file.h"
 #include "base/file_system.h"
 #include "base/strings.h"
-
-namespace mfu::base {
-std::span<const EmbeddedFile> PlanDataFiles();
-}  // namespace mfu::base
+#include "mfu_embedded/plan_data.h"
 
 namespace mfu {
 namespace {

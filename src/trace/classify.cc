@@ -6,14 +6,11 @@
 
 #include "base/csv.h"
 #include "base/embedded_file.h"
-#include "base/file_system.h"
 #include "base/strings.h"
 #include "mfu/trace_classify.h"
+#include "mfu_embedded/trace_data.h"
 
 namespace mfu {
-namespace base {
-std::span<const EmbeddedFile> TraceDataFiles();
-}  // namespace base
 
 namespace {
 
@@ -80,19 +77,22 @@ StatusOr<KernelClassifier> KernelClassifier::LoadBuiltin() {
     if (file.path != kBuiltinPath)
       continue;
     KernelClassifier classifier;
-    MFU_RETURN_IF_ERROR(classifier.AddRulesCsv(file.bytes, "data/kernels/kernel_classes.csv"));
+    MFU_RETURN_IF_ERROR(classifier.AddCsv(file.bytes, "data/kernels/kernel_classes.csv"));
     return classifier;
   }
   return InternalError("data/kernels/kernel_classes.csv is not embedded in this binary");
 }
 
-Status KernelClassifier::AddRulesFile(const std::string& path) {
-  base::RealFileSystem fs;
+Status KernelClassifier::AddFile(const FileSystem& fs, const std::string& path) {
   MFU_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path));
-  return AddRulesCsv(text, path);
+  return AddCsv(text, path);
 }
 
-Status KernelClassifier::AddRulesCsv(std::string_view csv, std::string_view origin) {
+// Not base/table.h: the rules are an ordered list whose pattern cell is taken
+// verbatim (spaces matter in a prefix), errors are kInvalidArgument and
+// other columns are allowed, as classify_test pins; the table loader trims
+// cells and rejects unknown columns.
+Status KernelClassifier::AddCsv(std::string_view csv, std::string_view origin) {
   MFU_ASSIGN_OR_RETURN(base::CsvTable table, base::ParseCsv(csv, origin));
   const std::string where(origin);
   int columns[3] = {table.Column("class"), table.Column("match"), table.Column("pattern")};
