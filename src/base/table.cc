@@ -75,8 +75,8 @@ Status CheckSlugId(std::string_view id) {
   return Status::Ok();
 }
 
-std::string CsvField(std::string_view field) {
-  const bool plain = field.find_first_of(",\"\r\n") == std::string_view::npos &&
+std::string CsvField(std::string_view field, bool quote) {
+  const bool plain = !quote && field.find_first_of(",\"\r\n") == std::string_view::npos &&
                      (field.empty() || (field.front() != ' ' && field.back() != ' '));
   if (plain)
     return std::string(field);
@@ -87,8 +87,8 @@ std::string CsvField(std::string_view field) {
 }
 
 StatusOr<std::vector<size_t>> MapTableHeader(const CsvTable& table, const std::vector<std::string>& names,
-                                             const std::vector<std::vector<std::string>>& aliases, std::string_view id,
-                                             const std::string& where) {
+                                             const std::vector<std::vector<std::string>>& aliases,
+                                             const std::vector<std::string>& required, const std::string& where) {
   std::vector<size_t> map;
   std::vector<std::string> unknown;
   for (const std::string& name : table.header) {
@@ -111,8 +111,11 @@ StatusOr<std::vector<size_t>> MapTableHeader(const CsvTable& table, const std::v
       message += " (did you mean '" + guess + "'?)";
     return ParseError(message);
   }
-  if (!id.empty() && std::find(table.header.begin(), table.header.end(), id) == table.header.end())
-    return ParseError(where + ": missing column '" + std::string(id) + "'");
+  for (const std::string& name : required) {
+    const size_t c = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+    if (!name.empty() && std::find(map.begin(), map.end(), c) == map.end())
+      return ParseError(where + ": missing column '" + name + "'");
+  }
   return map;
 }
 

@@ -75,17 +75,19 @@ std::vector<std::string> ParseListCell(std::string_view text);
 std::string Substitute(std::string_view message, std::string_view text);
 // kParse unless `id` is lowercase letters, digits, '-', '_' or '.'.
 Status CheckSlugId(std::string_view id);
-// `field` quoted for CSV when it holds a comma, quote, newline or edge space.
-std::string CsvField(std::string_view field);
+// `field` quoted for CSV when it holds a comma, quote, newline or edge space
+// (or always, when `quote`).
+std::string CsvField(std::string_view field, bool quote = false);
 
 // The header of a table: the index of each file column in `names` (a column
 // may also be spelled by one of its aliases). kParse "origin:LINE: unknown
 // column 'x' (did you mean 'y'?)" / "unknown columns 'x', 'y'", "column 'x'
-// given twice" (a name and its alias), "missing column 'ID'" (when `id` is not
-// empty). `aliases[i]` are the other spellings of `names[i]`.
+// given twice" (a name and its alias), "missing column 'X'" for a non-empty
+// name of `required` the header lacks. `aliases[i]` are the other spellings
+// of `names[i]`.
 StatusOr<std::vector<size_t>> MapTableHeader(const CsvTable& table, const std::vector<std::string>& names,
-                                             const std::vector<std::vector<std::string>>& aliases, std::string_view id,
-                                             const std::string& where);
+                                             const std::vector<std::vector<std::string>>& aliases,
+                                             const std::vector<std::string>& required, const std::string& where);
 
 // How one column reads into, merges into and writes from a `Row`.
 template <typename Row>
@@ -95,6 +97,7 @@ struct Column {
   std::string unit;                  // "GB/s", "" for text
   std::string doc;                   // one line for the data README and `--help`
   bool required_for_new = false;     // a new id must give it; an override may omit it
+  bool always_quote = false;         // written in double quotes even when plain (prose)
   // Parses trimmed `text` into `row`; the error's message follows "column 'NAME': ".
   std::function<Status(std::string_view text, Row& row)> parse;
   // Copies this column of `from` (an override row) into `to`.
@@ -104,6 +107,10 @@ struct Column {
 
   Column& Required() {
     required_for_new = true;
+    return *this;
+  }
+  Column& Quoted() {
+    always_quote = true;
     return *this;
   }
   Column& Aliases(std::vector<std::string> names) {
@@ -148,6 +155,22 @@ Column<Row> TextColumn(std::string name, std::string Row::*member) {
   return table_internal::Make<Row, std::string>(
       std::move(name), Member(member), [](std::string_view t) -> StatusOr<std::string> { return std::string(t); },
       [](const std::string& v) { return v; });
+}
+
+// Lowercased text; when `allowed` is not empty, one of those words (else
+// kParse "'x' is not `what`").
+template <typename Row>
+Column<Row> WordColumn(std::string name, std::string Row::*member, std::vector<std::string> allowed = {},
+                       std::string what = "") {
+  Column<Row> c = TextColumn(std::move(name), member);
+  c.parse = [member, allowed, what](std::string_view text, Row& row) -> Status {
+    std::string word = ToLower(text);
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), word) == allowed.end())
+      return ParseError("'" + word + "' is not " + what);
+    row.*member = std::move(word);
+    return Status::Ok();
+  };
+  return c;
 }
 
 // A finite number within `bounds`, stored as `scale` x the file value (the
@@ -242,7 +265,8 @@ struct TableSchema {
   // The names that must each find one row (besides the id), e.g. aliases,
   // compared case-insensitively; the id alone when unset.
   std::function<std::vector<std::string>(const Row&)> keys;
-  // What a new id starts from (e.g. a default row's values); Row{} when unset.
+  // What a new id starts from (e.g. a default row's values), given the rows
+  // as they were before this file; Row{} when unset.
   std::function<Row(const std::vector<Row>& rows)> new_row;
   // Checks what no single cell can, after a row is merged; the message is
   // whole (the hook gets "origin:LINE").
@@ -256,37 +280,59 @@ struct TableSchema {
   bool keyed() const { return id != nullptr; }
 };
 
+// A keyed table of `noun`s whose id lives in column `id_column`, member `id`.
+template <typename Row>
+TableSchema<Row> KeyedSchema(std::string noun, std::string id_column, std::string Row::*id) {
+  TableSchema<Row> s;
+  s.noun = std::move(noun);
+  s.id_column = std::move(id_column);
+  s.id = id;
+  return s;
+}
+
 // Whether new ids must give every required column (a user's file) or not (a
 // table built from scratch, whose rows are all new).
 enum class MergeMode { kOverride, kBase };
 
-namespace table_internal {
-
+// One row of a file as read: its cells parsed over Row{}.
 template <typename Row>
-struct ParsedRow {
+struct TableRow {
   Row value;
   std::vector<size_t> set;  // schema column indices with a cell
   int line = 0;
-  std::string where;  // "origin:LINE"
+  std::string where;  // "origin:LINE", the prefix of errors about this row
+
+  // Copies the cells this row gave into `target` (an override).
+  void MergeInto(const TableSchema<Row>& schema, Row& target) const {
+    for (size_t c : set)
+      schema.columns[c].merge(value, target);
+  }
 };
 
+// The rows of `text` as read, before any merge: the header checked, every
+// cell parsed, ids (of a keyed table) present, valid and unique in the file.
+// For a table that joins its rows to other data itself (errors name
+// row.where).
 template <typename Row>
-StatusOr<std::vector<ParsedRow<Row>>> ParseRows(const TableSchema<Row>& schema, std::string_view text,
-                                                std::string_view origin) {
+StatusOr<std::vector<TableRow<Row>>> ParseTableRows(const TableSchema<Row>& schema, std::string_view text,
+                                                    std::string_view origin) {
   MFU_ASSIGN_OR_RETURN(CsvTable table, ParseCsv(text, origin));
   std::vector<std::string> names;
   std::vector<std::vector<std::string>> aliases;
+  std::vector<std::string> required = {schema.id_column};
   for (const Column<Row>& c : schema.columns) {
     names.push_back(c.name);
     aliases.push_back(c.aliases);
+    if (!schema.keyed() && c.required_for_new)
+      required.push_back(c.name);
   }
-  MFU_ASSIGN_OR_RETURN(std::vector<size_t> map,
-                       MapTableHeader(table, names, aliases, schema.id_column,
-                                      std::string(origin) + ":" + std::to_string(table.header_line)));
-  std::vector<ParsedRow<Row>> rows;
+  MFU_ASSIGN_OR_RETURN(
+      std::vector<size_t> map,
+      MapTableHeader(table, names, aliases, required, std::string(origin) + ":" + std::to_string(table.header_line)));
+  std::vector<TableRow<Row>> rows;
   std::map<std::string, int> first_line;  // id -> line
   for (size_t r = 0; r < table.rows.size(); ++r) {
-    ParsedRow<Row> row;
+    TableRow<Row> row;
     row.line = table.line_numbers[r];
     row.where = std::string(origin) + ":" + std::to_string(row.line);
     for (size_t i = 0; i < table.header.size(); ++i) {
@@ -302,6 +348,11 @@ StatusOr<std::vector<ParsedRow<Row>>> ParseRows(const TableSchema<Row>& schema, 
       if (Status s = column.parse(cell, row.value); !s.ok())
         return Status(s.code(), row.where + ": column '" + column.name + "': " + s.message());
       row.set.push_back(map[i]);
+    }
+    for (size_t c = 0; c < schema.columns.size() && !schema.keyed(); ++c) {
+      const bool given = std::find(row.set.begin(), row.set.end(), c) != row.set.end();
+      if (schema.columns[c].required_for_new && !given)
+        return ParseError(row.where + ": column '" + schema.columns[c].name + "' is empty");
     }
     if (schema.keyed()) {
       const std::string& id = row.value.*schema.id;
@@ -321,6 +372,8 @@ StatusOr<std::vector<ParsedRow<Row>>> ParseRows(const TableSchema<Row>& schema, 
   }
   return rows;
 }
+
+namespace table_internal {
 
 // Fails when one key names two rows. `where[i]` locates row i ("" for rows
 // already validated); the error names the located one.
@@ -344,7 +397,7 @@ Status CheckUniqueKeys(const TableSchema<Row>& schema, const std::vector<Row>& r
 }
 
 template <typename Row>
-Status CheckRequired(const TableSchema<Row>& schema, const ParsedRow<Row>& row, const std::vector<Row>& rows) {
+Status CheckRequired(const TableSchema<Row>& schema, const TableRow<Row>& row, const std::vector<Row>& rows) {
   for (size_t c = 0; c < schema.columns.size(); ++c) {
     const Column<Row>& column = schema.columns[c];
     if (!column.required_for_new || std::find(row.set.begin(), row.set.end(), c) != row.set.end())
@@ -372,20 +425,18 @@ Status CheckRequired(const TableSchema<Row>& schema, const ParsedRow<Row>& row, 
 template <typename Row>
 Status MergeTableCsv(const TableSchema<Row>& schema, std::vector<Row>& rows, std::string_view text,
                      std::string_view origin, MergeMode mode = MergeMode::kOverride) {
-  using table_internal::ParsedRow;
-  MFU_ASSIGN_OR_RETURN(std::vector<ParsedRow<Row>> parsed, table_internal::ParseRows(schema, text, origin));
+  MFU_ASSIGN_OR_RETURN(std::vector<TableRow<Row>> parsed, ParseTableRows(schema, text, origin));
   // Merge into a copy so that a failed merge leaves `rows` unchanged.
   std::vector<Row> merged = rows;
   std::vector<std::string> where(merged.size());
-  for (ParsedRow<Row>& row : parsed) {
+  for (TableRow<Row>& row : parsed) {
     auto it = merged.end();
     if (schema.keyed()) {
       it = std::find_if(merged.begin(), merged.end(),
                         [&](const Row& r) { return r.*schema.id == row.value.*schema.id; });
     }
     if (it != merged.end()) {
-      for (size_t c : row.set)
-        schema.columns[c].merge(row.value, *it);
+      row.MergeInto(schema, *it);
       if (schema.validate)
         MFU_RETURN_IF_ERROR(schema.validate(*it, row.where));
       where[static_cast<size_t>(it - merged.begin())] = row.where;
@@ -394,9 +445,8 @@ Status MergeTableCsv(const TableSchema<Row>& schema, std::vector<Row>& rows, std
     if (schema.keyed() && mode == MergeMode::kOverride)
       MFU_RETURN_IF_ERROR(table_internal::CheckRequired(schema, row, merged));
     if (schema.new_row) {
-      Row fresh = schema.new_row(merged);
-      for (size_t c : row.set)
-        schema.columns[c].merge(row.value, fresh);
+      Row fresh = schema.new_row(rows);
+      row.MergeInto(schema, fresh);
       row.value = std::move(fresh);
     }
     if (schema.validate)
@@ -428,7 +478,7 @@ std::string WriteTableCsv(const TableSchema<Row>& schema, const std::vector<Row>
   out += "\n";
   for (const Row& row : rows) {
     for (size_t c = 0; c < schema.columns.size(); ++c)
-      out.append(c ? "," : "").append(CsvField(schema.columns[c].write(row)));
+      out.append(c ? "," : "").append(CsvField(schema.columns[c].write(row), schema.columns[c].always_quote));
     out += "\n";
   }
   return out;

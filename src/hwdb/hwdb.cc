@@ -58,10 +58,7 @@ Status CheckAlias(const std::string& alias) {
 // does not depend on file order.
 const base::TableSchema<Accelerator>& Schema() {
   static const base::TableSchema<Accelerator> schema = [] {
-    base::TableSchema<Accelerator> s;
-    s.noun = "accelerator";
-    s.id_column = "id";
-    s.id = &Accelerator::id;
+    base::TableSchema<Accelerator> s = base::KeyedSchema("accelerator", "id", &Accelerator::id);
     s.check_id = base::CheckSlugId;
     s.keys = hwdb::ExactKeys;
     s.missing_required = [](const std::string& id, const std::string&, const std::vector<std::string>& ids) {

@@ -244,9 +244,9 @@ std::vector<PresetInfo> ListModelPresets() {
 StatusOr<ModelSpec> LoadModel(const FileSystem& fs, std::string_view name_or_path) {
   std::string arg(name_or_path);
   bool looks_like_path = arg.find('/') != std::string::npos || arg.ends_with(".json");
-  StatusOr<std::string> file = fs.ReadFile(arg);
-  if (looks_like_path || file.ok()) {
-    MFU_ASSIGN_OR_RETURN(std::string text, std::move(file));
+  StatusOr<std::string> read = fs.ReadFile(arg);
+  if (looks_like_path || read.ok()) {
+    MFU_ASSIGN_OR_RETURN(std::string text, std::move(read));
     MFU_ASSIGN_OR_RETURN(ModelSpec spec, ParseModelConfig(text, arg));
     spec.name = std::filesystem::path(arg).stem().string();
     return spec;

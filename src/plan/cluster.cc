@@ -64,10 +64,7 @@ Status CheckCluster(const Cluster& c, const std::string& where) {
 // file order.
 const base::TableSchema<Cluster>& Schema() {
   static const base::TableSchema<Cluster> schema = [] {
-    base::TableSchema<Cluster> s;
-    s.noun = "cluster";
-    s.id_column = "id";
-    s.id = &Cluster::id;
+    base::TableSchema<Cluster> s = base::KeyedSchema("cluster", "id", &Cluster::id);
     s.check_id = base::CheckSlugId;
     s.keys = [](const Cluster& c) {
       std::vector<std::string> keys = {c.id};
