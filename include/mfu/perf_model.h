@@ -98,6 +98,9 @@ class EfficiencyDb {
   // The family whose longest accelerator prefix matches `accelerator_id`,
   // else the "default" family.
   const EfficiencyParams& For(std::string_view accelerator_id) const;
+  // The family named `family` (case-insensitively); kInvalidArgument naming
+  // the closest and listing the families otherwise.
+  StatusOr<const EfficiencyParams*> Find(std::string_view family) const;
   const std::vector<EfficiencyParams>& all() const { return families_; }
   // Deprecated: removed after the #11 merge; use all().
   const std::vector<EfficiencyParams>& families() const { return families_; }

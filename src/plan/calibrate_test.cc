@@ -354,6 +354,11 @@ TEST(EfficiencyDb, BuiltinFamiliesAndErrors) {
   EXPECT_EQ(d.efficiency.For("a100-sxm4-80gb").family, "ampere");
   EXPECT_EQ(d.efficiency.For("h100-sxm5-80gb").family, "hopper");
   EXPECT_EQ(d.efficiency.For("tpu-v5p").family, "default");
+  EXPECT_EQ(*d.efficiency.Find("Hopper"), &d.efficiency.For("h100-sxm5-80gb"));
+  EXPECT_EQ(d.efficiency.Find("hoper").status().message().rfind("unknown efficiency family 'hoper' (did you mean "
+                                                                "'hopper'?); known: default, ",
+                                                                0),
+            0u);
   EfficiencyDb e = d.efficiency;
   Status bad = e.AddCsv("family,matmul_peak_fraction\nampere,abc\n", "x.csv");
   EXPECT_EQ(bad.code(), StatusCode::kParse);

@@ -260,6 +260,18 @@ const EfficiencyParams& EfficiencyDb::For(std::string_view accelerator_id) const
   return families_.front();
 }
 
+StatusOr<const EfficiencyParams*> EfficiencyDb::Find(std::string_view family) const {
+  if (const EfficiencyParams* p = base::FindTableRow(FamilySchema(), families_, family))
+    return p;
+  std::vector<std::string> names;
+  for (const EfficiencyParams& p : families_)
+    names.push_back(p.family);
+  const std::string guess = base::ClosestMatch(base::ToLower(base::Trim(family)), names);
+  return InvalidArgumentError("unknown efficiency family '" + std::string(family) + "'" +
+                              (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+                              "; known: " + base::Join(names, ", "));
+}
+
 std::string EfficiencyDb::ToCsv() const {
   return base::WriteTableCsv(FamilySchema(), families_);
 }

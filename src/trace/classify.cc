@@ -88,10 +88,12 @@ Status KernelClassifier::AddFile(const FileSystem& fs, const std::string& path) 
   return AddCsv(text, path);
 }
 
-// Not base/table.h: the rules are an ordered list whose pattern cell is taken
-// verbatim (spaces matter in a prefix), errors are kInvalidArgument and
-// other columns are allowed, as classify_test pins; the table loader trims
-// cells and rejects unknown columns.
+// Not base/table.h, although the rules are the loader's ordered shape: the
+// pattern cell is taken verbatim (spaces matter in a prefix), other columns
+// are allowed, and errors are kInvalidArgument reading "origin:LINE: unknown
+// kernel class ..." / "origin:LINE: empty pattern" / "origin: missing column
+// 'match'" without a column, as classify_test pins; the loader trims cells,
+// rejects unknown columns and names the column of a bad cell.
 Status KernelClassifier::AddCsv(std::string_view csv, std::string_view origin) {
   MFU_ASSIGN_OR_RETURN(base::CsvTable table, base::ParseCsv(csv, origin));
   const std::string where(origin);
