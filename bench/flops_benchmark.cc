@@ -9,7 +9,7 @@
 namespace {
 
 void BM_TrainingFlops(benchmark::State& state, const char* preset) {
-  auto spec = mfu::LoadModel(preset);
+  auto spec = mfu::LoadModel(mfu::RealFileSystem(), preset);
   if (!spec.ok()) {
     state.SkipWithError(spec.status().message().c_str());
     return;
@@ -26,7 +26,7 @@ BENCHMARK_CAPTURE(BM_TrainingFlops, deepseek_v3, "deepseek-v3");
 
 void BM_LoadPreset(benchmark::State& state) {
   for (auto _ : state) {
-    auto spec = mfu::LoadModel("deepseek-v3");
+    auto spec = mfu::LoadModel(mfu::RealFileSystem(), "deepseek-v3");
     benchmark::DoNotOptimize(spec);
   }
 }

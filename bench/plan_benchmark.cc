@@ -26,7 +26,7 @@ struct Fixture {
 Fixture* Llama405bOnDgxH100(int64_t gpus) {
   static Fixture* f = [] {
     auto* x = new Fixture;
-    auto model = mfu::LoadModel("llama-3.1-405b");
+    auto model = mfu::LoadModel(mfu::RealFileSystem(), "llama-3.1-405b");
     auto hw = mfu::HardwareDb::LoadBuiltin();
     auto clusters = mfu::ClusterDb::LoadBuiltin();
     auto eff = mfu::EfficiencyDb::LoadBuiltin();

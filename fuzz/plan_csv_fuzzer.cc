@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!db.ok())
         __builtin_trap();
       if (db->AddCsv(text, "fuzz.csv").ok()) {
-        for (const mfu::Cluster& c : db->clusters()) {
+        for (const mfu::Cluster& c : db->all()) {
           if (!db->Find(c.id).ok())
             __builtin_trap();  // every id is found after a successful add
         }
@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!db->AddCsv(text, "fuzz.csv").ok())
         break;
       (void)db->For("h100-sxm5-80gb");
-      for (const mfu::EfficiencyParams& p : db->families()) {
+      for (const mfu::EfficiencyParams& p : db->all()) {
         mfu::LayerVectorWork w;
         w.hidden_rows = 3;
         w.hidden = 4096;
@@ -90,6 +90,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           if (!db->Find(p.name).ok() || p.dp_grad_overlap < 0 || p.dp_grad_overlap > 1)
             __builtin_trap();
         }
+        // The table written back reads back the same.
+        mfu::FrameworkDb again;
+        if (!again.AddCsv(db->ToCsv(), "written.csv").ok() || again.ToCsv() != db->ToCsv())
+          __builtin_trap();
       }
       break;
     }

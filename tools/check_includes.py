@@ -39,8 +39,8 @@ def main() -> int:
             if not m or m.group(1).startswith("mfu/"):
                 continue
             target = m.group(1).split("/")[0]
-            if target == module:
-                continue
+            if target == module or m.group(1) == f"mfu_embedded/{module}_data.h":
+                continue  # its own module, or its own embedded data (mfu_embed_files)
             if target == "testing" and path.name.endswith("_test.cc"):
                 continue  # test fixtures (src/testing) serve every module's tests
             if target not in ALLOWED.get(module, set()):

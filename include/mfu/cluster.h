@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mfu/file_system.h"
 #include "mfu/status.h"
 
 namespace mfu {
@@ -51,11 +52,20 @@ class ClusterDb {
   // appended. All or nothing: on error the database is unchanged.
   // Invalidates pointers returned by Find.
   Status AddCsv(std::string_view text, std::string_view origin);
-  // As AddCsv for the file at `path`; kNotFound if it cannot be read.
-  Status AddFile(const std::string& path);
+  // As AddCsv for the file at `path` read through `fs`; kNotFound if it
+  // cannot be read.
+  Status AddFile(const FileSystem& fs, const std::string& path);
+  // The table as CSV with every column (AddCsv into an empty ClusterDb reads
+  // it back equal).
+  std::string ToCsv() const;
   // Finds by id or alias, case-insensitively; kInvalidArgument lists the ids
   // when nothing matches.
   StatusOr<const Cluster*> Find(std::string_view name) const;
+  const std::vector<Cluster>& all() const { return clusters_; }
+
+  // Deprecated: removed after the #11 merge; use AddFile(fs, path).
+  Status AddFile(const std::string& path) { return AddFile(RealFileSystem(), path); }
+  // Deprecated: removed after the #11 merge; use all().
   const std::vector<Cluster>& clusters() const { return clusters_; }
 
  private:

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mfu/file_system.h"
 #include "mfu/status.h"
 
 namespace mfu {
@@ -76,7 +77,13 @@ class FrameworkDb {
   // for shares outside [0, 1] or bytes/latencies out of bounds. All or
   // nothing: on error the table is unchanged.
   Status AddCsv(std::string_view text, std::string_view origin);
-  Status AddFile(const std::string& path);
+  // As AddCsv for the file at `path` read through `fs`; kNotFound if it
+  // cannot be read.
+  Status AddFile(const FileSystem& fs, const std::string& path);
+  // Deprecated: removed after the #11 merge; use AddFile(fs, path).
+  Status AddFile(const std::string& path) { return AddFile(RealFileSystem(), path); }
+  // The table as CSV with every column (AddCsv reads it back equal).
+  std::string ToCsv() const;
   // By name, case-insensitively; kInvalidArgument naming the closest match
   // and listing the names.
   StatusOr<const FrameworkProfile*> Find(std::string_view name) const;

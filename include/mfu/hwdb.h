@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mfu/file_system.h"
 #include "mfu/status.h"
 
 namespace mfu {
@@ -76,22 +77,31 @@ class HardwareDb {
   // The database compiled into the binary (data/hardware/accelerators.csv).
   // kInternal only if the embedded file is missing or invalid (a build bug).
   static StatusOr<HardwareDb> LoadBuiltin();
-  // Parses a CSV with the columns of data/hardware/accelerators.csv (a subset
-  // is fine for overrides: id plus the columns to set). `origin` names the
-  // file in errors ("my.csv:12: column 'bf16_tflops': 'abc' is not a number").
+  // A database of the rows of `csv` alone, which has the columns of
+  // data/hardware/accelerators.csv (a subset is fine: id plus the columns to
+  // set; a new id needs no 'accelerator' here). `origin` names the file in
+  // errors ("my.csv:12: column 'bf16_tflops': 'abc' is not a number").
   // kParse for malformed CSV, unknown columns, a missing 'id' column, text in
   // a numeric column, duplicate ids or a name shared by two entries;
   // kOutOfRange for negative numbers or peaks >= 1e5 TFLOP/s.
   static StatusOr<HardwareDb> ParseCsv(std::string_view csv, std::string_view origin);
 
-  // Adds the entries of `path` (CSV): a row whose id exists replaces the
+  // Adds the entries of CSV text: a row whose id exists replaces the
   // non-empty columns of that entry (aliases are appended); a new id adds an
   // entry and needs a non-empty 'accelerator'. All or nothing: on error the
-  // database is unchanged. kNotFound if `path` cannot be read, else as
-  // ParseCsv. Invalidates pointers returned by Find.
-  Status LoadOverrideFile(const std::string& path);
-  // As LoadOverrideFile, for CSV text; `origin` names it in errors.
-  Status MergeCsv(std::string_view csv, std::string_view origin);
+  // database is unchanged. Errors as ParseCsv. Invalidates pointers returned
+  // by Find.
+  Status AddCsv(std::string_view csv, std::string_view origin);
+  // As AddCsv for the file at `path` read through `fs`; kNotFound if it
+  // cannot be read.
+  Status AddFile(const FileSystem& fs, const std::string& path);
+  // The database as CSV with every column (ParseCsv reads it back equal).
+  std::string ToCsv() const;
+
+  // Deprecated: removed after the #11 merge; use AddFile(fs, path).
+  Status LoadOverrideFile(const std::string& path) { return AddFile(RealFileSystem(), path); }
+  // Deprecated: removed after the #11 merge; use AddCsv.
+  Status MergeCsv(std::string_view csv, std::string_view origin) { return AddCsv(csv, origin); }
 
   // Finds an accelerator by id, alias or a forgiving name ("h100",
   // "H100 SXM5 80GB", "NVIDIA H100 80GB HBM3"): vendor words are ignored and

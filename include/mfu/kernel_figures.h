@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mfu/cluster.h"
+#include "mfu/file_system.h"
 #include "mfu/framework.h"
 #include "mfu/hwdb.h"
 #include "mfu/perf_model.h"
@@ -92,7 +93,11 @@ struct KernelFigure {
 // positive. Messages are one line, "`origin`:LINE: column 'NAME': ...".
 StatusOr<std::vector<KernelFigure>> ParseKernelFigures(std::string_view csv, std::string_view origin);
 // As ParseKernelFigures for the file at `path`; kNotFound if unreadable.
-StatusOr<std::vector<KernelFigure>> ReadKernelFigures(const std::string& path);
+StatusOr<std::vector<KernelFigure>> ReadKernelFigures(const FileSystem& fs, const std::string& path);
+// Deprecated: removed after the #11 merge; use the FileSystem overload.
+inline StatusOr<std::vector<KernelFigure>> ReadKernelFigures(const std::string& path) {
+  return ReadKernelFigures(RealFileSystem(), path);
+}
 
 // The model's value of `figure`, in the figure's unit, on `gpu` with the
 // family parameters `e`; `cluster` (may be null) supplies scale-out NIC

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mfu/file_system.h"
 #include "mfu/status.h"
 
 namespace mfu {
@@ -139,10 +140,15 @@ struct ParamCounts {
 // naming origin and key.
 StatusOr<ModelSpec> ParseModelConfig(std::string_view json_text, std::string_view origin);
 
-// Loads `name_or_path`: an existing file path (read from disk), else a shipped
-// preset matched forgivingly ("llama-3.1-8b" finds "llama-3.1-8b-instruct").
-// An unknown or ambiguous preset gives kInvalidArgument listing candidates.
-StatusOr<ModelSpec> LoadModel(std::string_view name_or_path);
+// Loads `name_or_path`: a file path read through `fs` (a name with a '/' or
+// ending in ".json", or any name `fs` can read), else a shipped preset
+// matched forgivingly ("llama-3.1-8b" finds "llama-3.1-8b-instruct"). An
+// unknown or ambiguous preset gives kInvalidArgument listing candidates.
+StatusOr<ModelSpec> LoadModel(const FileSystem& fs, std::string_view name_or_path);
+// Deprecated: removed after the #11 merge; use LoadModel(fs, name_or_path).
+inline StatusOr<ModelSpec> LoadModel(std::string_view name_or_path) {
+  return LoadModel(RealFileSystem(), name_or_path);
+}
 
 struct PresetInfo {
   std::string name;

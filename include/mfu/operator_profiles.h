@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mfu/cluster.h"
+#include "mfu/file_system.h"
 #include "mfu/hwdb.h"
 #include "mfu/perf_model.h"
 #include "mfu/status.h"
@@ -48,7 +49,11 @@ struct OperatorProfiles {
 
 // Reads `dir`/compute.csv and `dir`/collectives.csv (either may be absent,
 // not both). kParse names the file, line and column.
-StatusOr<OperatorProfiles> ReadOperatorProfiles(const std::string& dir);
+StatusOr<OperatorProfiles> ReadOperatorProfiles(const FileSystem& fs, const std::string& dir);
+// Deprecated: removed after the #11 merge; use the FileSystem overload.
+inline StatusOr<OperatorProfiles> ReadOperatorProfiles(const std::string& dir) {
+  return ReadOperatorProfiles(RealFileSystem(), dir);
+}
 StatusOr<OperatorProfiles> ParseOperatorProfiles(std::string_view compute_csv, std::string_view collectives_csv,
                                                  std::string_view origin);
 

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mfu/file_system.h"
 #include "mfu/status.h"
 #include "mfu/trace.h"
 
@@ -55,9 +56,14 @@ class KernelClassifier {
   // "`origin`:LINE" and leave the classifier unchanged: an unknown class
   // (with a suggestion), an unknown match kind, an empty pattern, an invalid
   // regex, a missing column.
-  Status AddRulesCsv(std::string_view csv, std::string_view origin);
-  // Reads `path` and calls AddRulesCsv; kNotFound when it cannot be read.
-  Status AddRulesFile(const std::string& path);
+  Status AddCsv(std::string_view csv, std::string_view origin);
+  // Reads `path` through `fs` and calls AddCsv; kNotFound when it cannot be
+  // read.
+  Status AddFile(const FileSystem& fs, const std::string& path);
+  // Deprecated: removed after the #11 merge; use AddCsv.
+  Status AddRulesCsv(std::string_view csv, std::string_view origin) { return AddCsv(csv, origin); }
+  // Deprecated: removed after the #11 merge; use AddFile(fs, path).
+  Status AddRulesFile(const std::string& path) { return AddFile(RealFileSystem(), path); }
 
   // Class of a GPU event: memcpy/memset by kind, kernels by name (the first
   // matching rule; kUnclassified when none matches). Every other kind is
@@ -76,6 +82,8 @@ class KernelClassifier {
     std::string origin;  // "file.csv:12"
   };
   // In matching order (the newest file's rules first).
+  const std::vector<Rule>& all() const { return rules_; }
+  // Deprecated: removed after the #11 merge; use all().
   const std::vector<Rule>& rules() const { return rules_; }
 
  private:

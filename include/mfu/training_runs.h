@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mfu/file_system.h"
 #include "mfu/flops.h"
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
@@ -75,6 +76,10 @@ struct TrainingRunSet {
 // values cannot describe a run (no dims, no throughput, an unknown GPU) is
 // skipped with its reason, never guessed.
 StatusOr<TrainingRunSet> ParseTrainingRuns(std::string_view csv_text, std::string_view origin);
-StatusOr<TrainingRunSet> ReadTrainingRuns(const std::string& path);
+StatusOr<TrainingRunSet> ReadTrainingRuns(const FileSystem& fs, const std::string& path);
+// Deprecated: removed after the #11 merge; use the FileSystem overload.
+inline StatusOr<TrainingRunSet> ReadTrainingRuns(const std::string& path) {
+  return ReadTrainingRuns(RealFileSystem(), path);
+}
 
 }  // namespace mfu

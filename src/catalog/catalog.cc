@@ -1,6 +1,22 @@
 #include "mfu/catalog.h"
 
+#include <string>
+#include <vector>
+
 namespace mfu {
+
+namespace {
+
+// Merges each of `paths`, in order, into `table` (every database has the
+// same AddFile).
+template <typename Table>
+Status AddFiles(const FileSystem& fs, const std::vector<std::string>& paths, Table& table) {
+  for (const std::string& path : paths)
+    MFU_RETURN_IF_ERROR(table.AddFile(fs, path));
+  return Status::Ok();
+}
+
+}  // namespace
 
 StatusOr<Catalog> Catalog::LoadBuiltin() {
   Catalog c;
@@ -14,26 +30,11 @@ StatusOr<Catalog> Catalog::LoadBuiltin() {
 
 StatusOr<Catalog> Catalog::Load(const FileSystem& fs, const CatalogFiles& files) {
   MFU_ASSIGN_OR_RETURN(Catalog c, LoadBuiltin());
-  for (const std::string& path : files.hardware) {
-    MFU_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path));
-    MFU_RETURN_IF_ERROR(c.hardware.MergeCsv(text, path));
-  }
-  for (const std::string& path : files.clusters) {
-    MFU_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path));
-    MFU_RETURN_IF_ERROR(c.clusters.AddCsv(text, path));
-  }
-  for (const std::string& path : files.efficiency) {
-    MFU_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path));
-    MFU_RETURN_IF_ERROR(c.efficiency.AddCsv(text, path));
-  }
-  for (const std::string& path : files.frameworks) {
-    MFU_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path));
-    MFU_RETURN_IF_ERROR(c.frameworks.AddCsv(text, path));
-  }
-  for (const std::string& path : files.kernel_classes) {
-    MFU_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path));
-    MFU_RETURN_IF_ERROR(c.kernel_classes.AddRulesCsv(text, path));
-  }
+  MFU_RETURN_IF_ERROR(AddFiles(fs, files.hardware, c.hardware));
+  MFU_RETURN_IF_ERROR(AddFiles(fs, files.clusters, c.clusters));
+  MFU_RETURN_IF_ERROR(AddFiles(fs, files.efficiency, c.efficiency));
+  MFU_RETURN_IF_ERROR(AddFiles(fs, files.frameworks, c.frameworks));
+  MFU_RETURN_IF_ERROR(AddFiles(fs, files.kernel_classes, c.kernel_classes));
   return c;
 }
 

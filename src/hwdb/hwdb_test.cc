@@ -11,10 +11,7 @@
 #include "base/csv.h"
 #include "base/embedded_file.h"
 #include "hwdb/name_match.h"
-
-namespace mfu::base {
-std::span<const EmbeddedFile> HardwareDataFiles();
-}  // namespace mfu::base
+#include "mfu_embedded/hwdb_data.h"
 
 namespace mfu {
 namespace {
@@ -307,9 +304,9 @@ TEST_F(BuiltinDbTest, DisplayName) {
 }
 
 TEST_F(BuiltinDbTest, OverrideChangesOnlyTheGivenColumns) {
-  ASSERT_TRUE(db_.MergeCsv("id,bf16_tflops,aliases,notes\n"
-                           "h100-sxm5-80gb,700,my-h100,capped at 500 W\n",
-                           "my.csv")
+  ASSERT_TRUE(db_.AddCsv("id,bf16_tflops,aliases,notes\n"
+                         "h100-sxm5-80gb,700,my-h100,capped at 500 W\n",
+                         "my.csv")
                   .ok());
   const Accelerator& h100 = Get("h100");  // the old alias still works
   EXPECT_DOUBLE_EQ(h100.peak_tflops[kBf16], 700);
@@ -321,7 +318,7 @@ TEST_F(BuiltinDbTest, OverrideChangesOnlyTheGivenColumns) {
 }
 
 TEST_F(BuiltinDbTest, OverrideAddsANewEntry) {
-  Status s = db_.MergeCsv(
+  Status s = db_.AddCsv(
       "id,vendor,accelerator,form_factor,bf16_tflops,memory_gb,aliases\n"
       "h100-96gb,NVIDIA,H100,SXM5 96GB,989.4,96,NVIDIA H100 96GB HBM3\n",
       "my.csv");
@@ -332,7 +329,7 @@ TEST_F(BuiltinDbTest, OverrideAddsANewEntry) {
 }
 
 TEST_F(BuiltinDbTest, FailedOverrideLeavesTheDatabaseUnchanged) {
-  Status s = db_.MergeCsv("id,bf16_tflops\nh100-sxm5-80gb,1\nh100-sxm-80gb,2\n", "my.csv");
+  Status s = db_.AddCsv("id,bf16_tflops\nh100-sxm5-80gb,1\nh100-sxm-80gb,2\n", "my.csv");
   EXPECT_EQ(s.code(), StatusCode::kParse);
   EXPECT_EQ(s.message(),
             "my.csv:3: id 'h100-sxm-80gb' is not in the database (did you mean "
@@ -341,7 +338,7 @@ TEST_F(BuiltinDbTest, FailedOverrideLeavesTheDatabaseUnchanged) {
 }
 
 TEST_F(BuiltinDbTest, OverrideCannotStealAName) {
-  Status s = db_.MergeCsv("id,accelerator,aliases\nmine,X1,h100\n", "my.csv");
+  Status s = db_.AddCsv("id,accelerator,aliases\nmine,X1,h100\n", "my.csv");
   EXPECT_EQ(s.code(), StatusCode::kParse);
   EXPECT_EQ(s.message(), "my.csv:2: 'h100' names both 'h100-sxm5-80gb' and 'mine'");
   EXPECT_EQ(db_.all().size(), 43u);
@@ -349,7 +346,7 @@ TEST_F(BuiltinDbTest, OverrideCannotStealAName) {
 
 TEST(HardwareDbTest, LoadOverrideFileReportsAMissingFile) {
   HardwareDb db;
-  Status s = db.LoadOverrideFile("/nonexistent-dir/mfu-hwdb-test.csv");
+  Status s = db.AddFile(RealFileSystem(), "/nonexistent-dir/mfu-hwdb-test.csv");
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
 }
 

@@ -6,13 +6,10 @@
 #include <vector>
 
 #include "base/embedded_file.h"
-#include "base/file_system.h"
 #include "base/strings.h"
+#include "mfu_embedded/model_data.h"
 
 namespace mfu {
-namespace base {
-std::span<const EmbeddedFile> ModelDataFiles();
-}  // namespace base
 
 namespace {
 
@@ -244,13 +241,12 @@ std::vector<PresetInfo> ListModelPresets() {
   return out;
 }
 
-StatusOr<ModelSpec> LoadModel(std::string_view name_or_path) {
+StatusOr<ModelSpec> LoadModel(const FileSystem& fs, std::string_view name_or_path) {
   std::string arg(name_or_path);
-  std::error_code ec;
   bool looks_like_path = arg.find('/') != std::string::npos || arg.ends_with(".json");
-  if (looks_like_path || std::filesystem::is_regular_file(arg, ec)) {
-    base::RealFileSystem fs;
-    MFU_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(arg));
+  StatusOr<std::string> read = fs.ReadFile(arg);
+  if (looks_like_path || read.ok()) {
+    MFU_ASSIGN_OR_RETURN(std::string text, std::move(read));
     MFU_ASSIGN_OR_RETURN(ModelSpec spec, ParseModelConfig(text, arg));
     spec.name = std::filesystem::path(arg).stem().string();
     return spec;

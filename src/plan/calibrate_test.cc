@@ -93,7 +93,7 @@ TEST(ConfigOfRun, FrameworkDefaults) {
 // the shipped parameters plus a small margin: this test fails when a change
 // to the model or the data makes the predictions worse.
 TEST(Accuracy, ShippedParametersOnTheCalibrationRuns) {
-  auto runs = ReadTrainingRuns(kRuns);
+  auto runs = ReadTrainingRuns(RealFileSystem(), kRuns);
   ASSERT_TRUE(runs.ok()) << runs.status().message();
   Dbs d = LoadDbs();
   auto set = RunSet::Prepare(*runs, d.hw, d.clusters, d.efficiency);
@@ -134,7 +134,7 @@ TEST(Accuracy, ShippedParametersOnTheCalibrationRuns) {
 // throughput is the model's own prediction under target parameters are fitted
 // from perturbed starting values to a small error.
 TEST(Calibrate, RecoversSyntheticTargets) {
-  auto runs = ReadTrainingRuns(kRuns);
+  auto runs = ReadTrainingRuns(RealFileSystem(), kRuns);
   ASSERT_TRUE(runs.ok());
   Dbs d = LoadDbs();
   TrainingRunSet synthetic;
@@ -173,7 +173,7 @@ TEST(Calibrate, RecoversSyntheticTargets) {
 TEST(Calibrate, RejectsBadOptions) {
   Dbs d = LoadDbs();
   EXPECT_EQ(Calibrate({}, d.hw, d.clusters, d.efficiency).status().code(), StatusCode::kInvalidArgument);
-  auto runs = ReadTrainingRuns(kRuns);
+  auto runs = ReadTrainingRuns(RealFileSystem(), kRuns);
   ASSERT_TRUE(runs.ok());
   auto code = [&](const CalibrateOptions& o) { return Calibrate(*runs, d.hw, d.clusters, d.efficiency, o).status(); };
   CalibrateOptions o;
@@ -208,13 +208,12 @@ TEST(Calibrate, RejectsBadOptions) {
 
 // Every fitted parameter of every family, bit for bit.
 void ExpectSameParameters(const EfficiencyDb& a, const EfficiencyDb& b) {
-  ASSERT_EQ(a.families().size(), b.families().size());
-  for (size_t f = 0; f < a.families().size(); ++f) {
+  ASSERT_EQ(a.all().size(), b.all().size());
+  for (size_t f = 0; f < a.all().size(); ++f) {
     for (const EfficiencyParamInfo& info : EfficiencyParamInfos()) {
-      EXPECT_EQ(std::bit_cast<uint64_t>(a.families()[f].*info.field),
-                std::bit_cast<uint64_t>(b.families()[f].*info.field))
-          << a.families()[f].family << " " << info.name << ": " << a.families()[f].*info.field << " vs "
-          << b.families()[f].*info.field;
+      EXPECT_EQ(std::bit_cast<uint64_t>(a.all()[f].*info.field), std::bit_cast<uint64_t>(b.all()[f].*info.field))
+          << a.all()[f].family << " " << info.name << ": " << a.all()[f].*info.field << " vs "
+          << b.all()[f].*info.field;
     }
   }
 }
@@ -224,9 +223,9 @@ void ExpectSameParameters(const EfficiencyDb& a, const EfficiencyDb& b) {
 // it cannot drift along a flat valley from run to run. Both stages, and
 // also through the CSV the command writes.
 TEST(Calibrate, RefitFromTheResultIsIdempotent) {
-  auto runs = ReadTrainingRuns(kRuns);
+  auto runs = ReadTrainingRuns(RealFileSystem(), kRuns);
   ASSERT_TRUE(runs.ok());
-  auto profiles = ReadOperatorProfiles(std::string(MFU_SOURCE_DIR) + "/tests/data/vidur");
+  auto profiles = ReadOperatorProfiles(RealFileSystem(), std::string(MFU_SOURCE_DIR) + "/tests/data/vidur");
   ASSERT_TRUE(profiles.ok()) << profiles.status().message();
   Dbs d = LoadDbs();
   CalibrateOptions o;
@@ -251,7 +250,7 @@ TEST(Calibrate, RefitFromTheResultIsIdempotent) {
 // The report of how far the data moved each parameter, and the pull: a
 // strong regularization keeps every parameter at its prior.
 TEST(Calibrate, ReportsMovesAndRegularizationPullsToThePrior) {
-  auto runs = ReadTrainingRuns(kRuns);
+  auto runs = ReadTrainingRuns(RealFileSystem(), kRuns);
   ASSERT_TRUE(runs.ok());
   Dbs d = LoadDbs();
   CalibrateOptions o;
@@ -286,7 +285,7 @@ TEST(Calibrate, ReportsMovesAndRegularizationPullsToThePrior) {
 // A held-out source is predicted, not fitted: its runs leave the fit (the
 // fit differs from the fit to all sources) and its error is pooled apart.
 TEST(Calibrate, HoldOutLeavesASourceOutOfTheFit) {
-  auto runs = ReadTrainingRuns(kRuns);
+  auto runs = ReadTrainingRuns(RealFileSystem(), kRuns);
   ASSERT_TRUE(runs.ok());
   Dbs d = LoadDbs();
   CalibrateOptions o;
@@ -310,9 +309,9 @@ TEST(Calibrate, HoldOutLeavesASourceOutOfTheFit) {
 // checks the folds' bookkeeping (held-out runs are predicted by a fit that
 // did not see them, which makes their error no smaller in the mean).
 TEST(CrossValidation, HeldOutErrorOfEachSourceStaysBounded) {
-  auto runs = ReadTrainingRuns(kRuns);
+  auto runs = ReadTrainingRuns(RealFileSystem(), kRuns);
   ASSERT_TRUE(runs.ok());
-  auto profiles = ReadOperatorProfiles(std::string(MFU_SOURCE_DIR) + "/tests/data/vidur");
+  auto profiles = ReadOperatorProfiles(RealFileSystem(), std::string(MFU_SOURCE_DIR) + "/tests/data/vidur");
   ASSERT_TRUE(profiles.ok()) << profiles.status().message();
   Dbs d = LoadDbs();
   // From the kernel-grounded prior, as `mfu calibrate --cross-validate` does:
@@ -355,6 +354,11 @@ TEST(EfficiencyDb, BuiltinFamiliesAndErrors) {
   EXPECT_EQ(d.efficiency.For("a100-sxm4-80gb").family, "ampere");
   EXPECT_EQ(d.efficiency.For("h100-sxm5-80gb").family, "hopper");
   EXPECT_EQ(d.efficiency.For("tpu-v5p").family, "default");
+  EXPECT_EQ(*d.efficiency.Find("Hopper"), &d.efficiency.For("h100-sxm5-80gb"));
+  EXPECT_EQ(d.efficiency.Find("hoper").status().message().rfind("unknown efficiency family 'hoper' (did you mean "
+                                                                "'hopper'?); known: default, ",
+                                                                0),
+            0u);
   EfficiencyDb e = d.efficiency;
   Status bad = e.AddCsv("family,matmul_peak_fraction\nampere,abc\n", "x.csv");
   EXPECT_EQ(bad.code(), StatusCode::kParse);
@@ -369,7 +373,7 @@ TEST(EfficiencyDb, BuiltinFamiliesAndErrors) {
   EfficiencyDb again;
   ASSERT_TRUE(again.AddCsv(e.ToCsv(), "round.csv").ok());
   EXPECT_NEAR(again.For("a100").overlap_efficiency, 0.5, 1e-9);
-  EXPECT_EQ(again.families().size(), e.families().size());
+  EXPECT_EQ(again.all().size(), e.all().size());
 }
 
 // data/efficiency/vector_kernels.csv: one row per family and kernel, each
@@ -377,7 +381,7 @@ TEST(EfficiencyDb, BuiltinFamiliesAndErrors) {
 // one-line errors naming the file, line and column, and changes nothing.
 TEST(EfficiencyDb, VectorKernelTableAndErrors) {
   Dbs d = LoadDbs();
-  for (const EfficiencyParams& p : d.efficiency.families()) {
+  for (const EfficiencyParams& p : d.efficiency.all()) {
     for (const VectorKernelParams& k : p.vector_kernels)
       EXPECT_FALSE(k.source.empty()) << p.family;
   }

@@ -11,10 +11,7 @@
 #include "base/embedded_file.h"
 #include "base/strings.h"
 #include "mfu/hwdb.h"
-
-namespace mfu::base {
-std::span<const EmbeddedFile> PlanDataFiles();
-}  // namespace mfu::base
+#include "mfu_embedded/plan_data.h"
 
 namespace mfu {
 namespace {
@@ -51,9 +48,9 @@ class ClusterDbTest : public ::testing::Test {
 TEST_F(ClusterDbTest, EveryBuiltinRowLoadsAndItsAcceleratorResolves) {
   StatusOr<HardwareDb> hw = HardwareDb::LoadBuiltin();
   ASSERT_TRUE(hw.ok()) << hw.status().message();
-  ASSERT_EQ(db_.clusters().size(), 11u);
+  ASSERT_EQ(db_.all().size(), 11u);
   std::set<std::string> ids;
-  for (const Cluster& c : db_.clusters()) {
+  for (const Cluster& c : db_.all()) {
     SCOPED_TRACE(c.id);
     EXPECT_TRUE(ids.insert(c.id).second);
     EXPECT_FALSE(c.name.empty());
@@ -154,7 +151,7 @@ TEST_F(ClusterDbTest, OverrideReplacesOnlyTheGivenColumns) {
   EXPECT_EQ(after.gpus_per_node, before.gpus_per_node);
   EXPECT_EQ(after.aliases.size(), before.aliases.size() + 1);  // appended, not replaced
   EXPECT_EQ(Get("dgx-h100-80gb").id, "dgx-h100");
-  EXPECT_EQ(db_.clusters().size(), 11u);
+  EXPECT_EQ(db_.all().size(), 11u);
 }
 
 TEST_F(ClusterDbTest, NewRowIsAdded) {
@@ -168,7 +165,7 @@ TEST_F(ClusterDbTest, NewRowIsAdded) {
   EXPECT_DOUBLE_EQ(c.scaleup_latency_s, 2.5e-6);
   EXPECT_EQ(c.max_gpus, 1024);
   EXPECT_EQ(c.source, "my datasheet, p. 2");
-  EXPECT_EQ(db_.clusters().size(), 12u);
+  EXPECT_EQ(db_.all().size(), 12u);
 }
 
 TEST_F(ClusterDbTest, UnknownColumnIsAParseErrorWithASuggestion) {
@@ -267,7 +264,7 @@ TEST_F(ClusterDbTest, FailedAddLeavesTheDatabaseUnchanged) {
 }
 
 TEST_F(ClusterDbTest, MissingFileIsNotFound) {
-  Status s = db_.AddFile("/nonexistent/clusters.csv");
+  Status s = db_.AddFile(RealFileSystem(), "/nonexistent/clusters.csv");
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_NE(s.message().find("/nonexistent/clusters.csv"), std::string::npos) << s.message();
 }

@@ -3,8 +3,6 @@
 // vector kernel parameters of each family (data/efficiency/vector_kernels.csv).
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <span>
 #include <string>
@@ -14,14 +12,10 @@
 
 #include "base/csv.h"
 #include "base/embedded_file.h"
-#include "base/file_system.h"
 #include "base/strings.h"
+#include "base/table.h"
 #include "mfu/perf_model.h"
-
-namespace mfu::base {
-// Generated from data/clusters and data/efficiency (src/plan/CMakeLists.txt).
-std::span<const EmbeddedFile> PlanDataFiles();
-}  // namespace mfu::base
+#include "mfu_embedded/plan_data.h"
 
 namespace mfu {
 namespace {
@@ -37,33 +31,109 @@ const base::EmbeddedFile* FindBuiltin(std::string_view path) {
   return nullptr;
 }
 
-// A number field of a CSV row: kParse unless the whole field is a finite
-// number, kOutOfRange outside [min, max].
-StatusOr<double> BoundedNumber(std::string_view field, const std::string& where, const std::string& name, double min,
-                               double max) {
-  double value = 0;
-  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
-  if (field.empty() || ec != std::errc() || end != field.data() + field.size() || !std::isfinite(value))
-    return ParseError(where + ": column '" + name + "': '" + std::string(field) + "' is not a number");
-  if (value < min || value > max) {
-    return OutOfRangeError(where + ": column '" + name + "': " + std::string(field) + " is not in [" +
-                           base::FormatNumber(min) + ", " + base::FormatNumber(max) + "]");
-  }
-  return value;
-}
-
-std::string Quoted(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text)
-    out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 // Four significant digits: what a fitted parameter means to a reader.
 std::string Short(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.4g", v);
   return buf;
+}
+
+// A fitted parameter within [min, max], written back with four digits.
+template <typename Row>
+base::Column<Row> Param(const char* name, double Row::*field, double min, double max) {
+  base::Column<Row> c = base::NumberColumn(name, field, base::Bounds::Interval(min, max));
+  c.write = [field](const Row& row) { return Short(row.*field); };
+  return c;
+}
+
+// data/efficiency/efficiency.csv: one row per family. Every cell of a row is
+// read (an empty number is an error). A new family starts from the "default"
+// family's values as they were before the file (not its accelerators or
+// source); `accelerators` replaces the list of an override.
+const base::TableSchema<EfficiencyParams>& FamilySchema() {
+  static const base::TableSchema<EfficiencyParams> schema = [] {
+    base::TableSchema<EfficiencyParams> s = base::KeyedSchema("family", "family", &EfficiencyParams::family);
+    s.lowercase_id = true;
+    s.skip_empty_cells = false;
+    s.new_row = [](const std::vector<EfficiencyParams>& rows) {
+      auto def =
+          std::find_if(rows.begin(), rows.end(), [](const EfficiencyParams& p) { return p.family == "default"; });
+      EfficiencyParams p;
+      if (def != rows.end()) {
+        p = *def;
+        p.accelerators.clear();
+        p.source.clear();
+      }
+      return p;
+    };
+    base::Column<EfficiencyParams> accelerators =
+        base::ListColumn<EfficiencyParams>("accelerators", &EfficiencyParams::accelerators);
+    accelerators.parse = [](std::string_view text, EfficiencyParams& p) {
+      for (const std::string& id : base::ParseListCell(text))
+        p.accelerators.push_back(base::ToLower(id));
+      return Status::Ok();
+    };
+    accelerators.merge = [](const EfficiencyParams& from, EfficiencyParams& to) {
+      to.accelerators = from.accelerators;
+    };
+    s.columns = {base::TextColumn("family", &EfficiencyParams::family), accelerators};
+    for (const EfficiencyParamInfo& info : EfficiencyParamInfos())
+      s.columns.push_back(Param(info.name, info.field, info.min, info.max));
+    s.columns.push_back(Param("memory_reserved_gib", &EfficiencyParams::memory_reserved_gib, 0, 1024).Unit("GiB"));
+    s.columns.push_back(base::TextColumn("source", &EfficiencyParams::source).Quoted());
+    return s;
+  }();
+  return schema;
+}
+
+// One row of data/efficiency/vector_kernels.csv: a family's parameters of
+// one kernel.
+struct VectorKernelRow {
+  std::string family;
+  VectorKernel kernel = VectorKernel::kNorm;
+  VectorKernelParams params;
+};
+
+StatusOr<VectorKernel> ParseVectorKernel(std::string_view text) {
+  const std::string name = base::ToLower(text);
+  for (size_t k = 0; k < kNumVectorKernels; ++k) {
+    if (name == VectorKernelName(static_cast<VectorKernel>(k)))
+      return static_cast<VectorKernel>(k);
+  }
+  return ParseError("'" + name + "' is not norm, residual_add or activation");
+}
+
+// An ordered table: each row updates one kernel of an existing family
+// (EfficiencyDb::AddVectorKernelCsv joins them).
+const base::TableSchema<VectorKernelRow>& VectorKernelSchema() {
+  static const base::TableSchema<VectorKernelRow> schema = [] {
+    base::TableSchema<VectorKernelRow> s;
+    s.noun = "vector kernel";
+    s.skip_empty_cells = false;
+    s.columns = {
+        base::WordColumn("family", &VectorKernelRow::family).Required(),
+        base::EnumColumn<VectorKernelRow, VectorKernel>("kernel", &VectorKernelRow::kernel, ParseVectorKernel,
+                                                        [](VectorKernel k) { return std::string(VectorKernelName(k)); })
+            .Required(),
+    };
+    for (const VectorKernelParamInfo& info : VectorKernelParamInfos()) {
+      base::Column<VectorKernelRow> c = base::NumberColumn<VectorKernelRow>(
+          info.name, [field = info.field](VectorKernelRow& r) -> double& { return r.params.*field; },
+          base::Bounds::Interval(info.min, info.max));
+      c.write = [field = info.field](const VectorKernelRow& r) { return Short(r.params.*field); };
+      s.columns.push_back(std::move(c));
+    }
+    base::Column<VectorKernelRow> source = base::TextColumn("source", &VectorKernelRow::family);
+    source.parse = [](std::string_view text, VectorKernelRow& r) {
+      r.params.source = std::string(text);
+      return Status::Ok();
+    };
+    source.merge = [](const VectorKernelRow& from, VectorKernelRow& to) { to.params.source = from.params.source; };
+    source.write = [](const VectorKernelRow& r) { return r.params.source; };
+    s.columns.push_back(source.Quoted());
+    return s;
+  }();
+  return schema;
 }
 
 }  // namespace
@@ -136,80 +206,7 @@ Status EfficiencyDb::AddCsv(std::string_view text, std::string_view origin) {
   MFU_ASSIGN_OR_RETURN(base::CsvTable table, base::ParseCsv(text, origin));
   if (table.Column("kernel") >= 0)
     return AddVectorKernelCsv(text, origin);
-  const auto params = EfficiencyParamInfos();
-  const std::vector<std::string> other = {"family", "accelerators", "memory_reserved_gib", "source"};
-  for (const std::string& name : table.header) {
-    const bool known =
-        std::find(other.begin(), other.end(), name) != other.end() ||
-        std::any_of(params.begin(), params.end(), [&](const EfficiencyParamInfo& p) { return name == p.name; });
-    if (!known) {
-      return ParseError(std::string(origin) + ":" + std::to_string(table.header_line) + ": unknown column '" + name +
-                        "'");
-    }
-  }
-  const int family_col = table.Column("family");
-  if (family_col < 0)
-    return ParseError(std::string(origin) + ":" + std::to_string(table.header_line) + ": no 'family' column");
-  std::vector<EfficiencyParams> added;
-  for (size_t r = 0; r < table.rows.size(); ++r) {
-    const std::vector<std::string>& row = table.rows[r];
-    const std::string where = std::string(origin) + ":" + std::to_string(table.line_numbers[r]);
-    const std::string family = base::ToLower(base::Trim(row[static_cast<size_t>(family_col)]));
-    if (family.empty())
-      return ParseError(where + ": column 'family': empty");
-    for (const EfficiencyParams& a : added) {
-      if (a.family == family)
-        return ParseError(where + ": column 'family': '" + family + "' appears twice");
-    }
-    // An existing family is updated column by column; a new one starts from
-    // the default family's values.
-    EfficiencyParams p;
-    if (const EfficiencyParams* old = Mutable(family)) {
-      p = *old;
-    } else if (const EfficiencyParams* def = Mutable("default")) {
-      p = *def;
-      p.accelerators.clear();
-      p.source.clear();
-    }
-    p.family = family;
-    for (size_t c = 0; c < table.header.size(); ++c) {
-      const std::string& name = table.header[c];
-      const std::string_view field = base::Trim(row[c]);
-      if (name == "family")
-        continue;
-      if (name == "source") {
-        p.source = std::string(field);
-        continue;
-      }
-      if (name == "accelerators") {
-        p.accelerators.clear();
-        for (const std::string& a : base::Split(field, ';')) {
-          std::string id = base::ToLower(base::Trim(a));
-          if (!id.empty())
-            p.accelerators.push_back(std::move(id));
-        }
-        continue;
-      }
-      if (name == "memory_reserved_gib") {
-        MFU_ASSIGN_OR_RETURN(p.memory_reserved_gib, BoundedNumber(field, where, name, 0, 1024));
-        continue;
-      }
-      for (const EfficiencyParamInfo& info : params) {
-        if (name == info.name) {
-          MFU_ASSIGN_OR_RETURN(p.*info.field, BoundedNumber(field, where, name, info.min, info.max));
-        }
-      }
-    }
-    added.push_back(std::move(p));
-  }
-  for (EfficiencyParams& p : added) {
-    if (EfficiencyParams* old = Mutable(p.family)) {
-      *old = std::move(p);
-    } else {
-      families_.push_back(std::move(p));
-    }
-  }
-  return Status::Ok();
+  return base::MergeTableCsv(FamilySchema(), families_, text, origin);
 }
 
 Status EfficiencyDb::ApplyValidation(std::string_view text, std::string_view origin) {
@@ -229,8 +226,7 @@ Status EfficiencyDb::ApplyValidation(std::string_view text, std::string_view ori
   return Status::Ok();
 }
 
-Status EfficiencyDb::AddFile(const std::string& path) {
-  base::RealFileSystem fs;
+Status EfficiencyDb::AddFile(const FileSystem& fs, const std::string& path) {
   MFU_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path));
   return AddCsv(text, path);
 }
@@ -264,90 +260,56 @@ const EfficiencyParams& EfficiencyDb::For(std::string_view accelerator_id) const
   return families_.front();
 }
 
+StatusOr<const EfficiencyParams*> EfficiencyDb::Find(std::string_view family) const {
+  if (const EfficiencyParams* p = base::FindTableRow(FamilySchema(), families_, family))
+    return p;
+  std::vector<std::string> names;
+  for (const EfficiencyParams& p : families_)
+    names.push_back(p.family);
+  const std::string guess = base::ClosestMatch(base::ToLower(base::Trim(family)), names);
+  return InvalidArgumentError("unknown efficiency family '" + std::string(family) + "'" +
+                              (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+                              "; known: " + base::Join(names, ", "));
+}
+
 std::string EfficiencyDb::ToCsv() const {
-  std::string out = "family,accelerators";
-  for (const EfficiencyParamInfo& info : EfficiencyParamInfos())
-    out += std::string(",") + info.name;
-  out += ",memory_reserved_gib,source\n";
-  for (const EfficiencyParams& p : families_) {
-    out += p.family + ",";
-    for (size_t i = 0; i < p.accelerators.size(); ++i)
-      out += (i > 0 ? ";" : "") + p.accelerators[i];
-    for (const EfficiencyParamInfo& info : EfficiencyParamInfos())
-      out.append(",").append(Short(p.*info.field));
-    out.append(",").append(Short(p.memory_reserved_gib)).append(",").append(Quoted(p.source)).append("\n");
-  }
-  return out;
+  return base::WriteTableCsv(FamilySchema(), families_);
 }
 
 Status EfficiencyDb::AddVectorKernelCsv(std::string_view text, std::string_view origin) {
-  MFU_ASSIGN_OR_RETURN(base::CsvTable table, base::ParseCsv(text, origin));
-  const auto params = VectorKernelParamInfos();
-  const std::string header_where = std::string(origin) + ":" + std::to_string(table.header_line);
-  for (const std::string& name : table.header) {
-    const bool known =
-        name == "family" || name == "kernel" || name == "source" ||
-        std::any_of(params.begin(), params.end(), [&](const VectorKernelParamInfo& p) { return name == p.name; });
-    if (!known)
-      return ParseError(header_where + ": unknown column '" + name + "'");
-  }
-  const int family_col = table.Column("family");
-  const int kernel_col = table.Column("kernel");
-  if (family_col < 0)
-    return ParseError(header_where + ": no 'family' column");
+  const base::TableSchema<VectorKernelRow>& schema = VectorKernelSchema();
+  MFU_ASSIGN_OR_RETURN(std::vector<base::TableRow<VectorKernelRow>> rows, base::ParseTableRows(schema, text, origin));
   // Rows apply to a copy: nothing changes unless all are valid.
   std::vector<EfficiencyParams> updated = families_;
-  std::vector<std::pair<std::string, size_t>> seen;
-  for (size_t r = 0; r < table.rows.size(); ++r) {
-    const std::vector<std::string>& row = table.rows[r];
-    const std::string where = std::string(origin) + ":" + std::to_string(table.line_numbers[r]);
-    const std::string family = base::ToLower(base::Trim(row[static_cast<size_t>(family_col)]));
+  std::vector<std::pair<std::string, VectorKernel>> seen;
+  for (const base::TableRow<VectorKernelRow>& row : rows) {
+    const std::string& family = row.value.family;
     auto it =
         std::find_if(updated.begin(), updated.end(), [&](const EfficiencyParams& p) { return p.family == family; });
     if (it == updated.end())
-      return ParseError(where + ": column 'family': '" + family + "' is not a family of the efficiency table");
-    const std::string kernel = base::ToLower(base::Trim(row[static_cast<size_t>(kernel_col)]));
-    size_t k = 0;
-    while (k < kNumVectorKernels && kernel != VectorKernelName(static_cast<VectorKernel>(k)))
-      ++k;
-    if (k == kNumVectorKernels)
-      return ParseError(where + ": column 'kernel': '" + kernel + "' is not norm, residual_add or activation");
-    if (std::find(seen.begin(), seen.end(), std::make_pair(family, k)) != seen.end())
-      return ParseError(where + ": column 'kernel': '" + family + "' '" + kernel + "' appears twice");
-    seen.emplace_back(family, k);
-    VectorKernelParams& v = it->vector_kernels[k];
-    for (size_t c = 0; c < table.header.size(); ++c) {
-      const std::string& name = table.header[c];
-      const std::string_view field = base::Trim(row[c]);
-      if (name == "source") {
-        v.source = std::string(field);
-        continue;
-      }
-      for (const VectorKernelParamInfo& info : params) {
-        if (name == info.name) {
-          MFU_ASSIGN_OR_RETURN(v.*info.field, BoundedNumber(field, where, name, info.min, info.max));
-        }
-      }
+      return ParseError(row.where + ": column 'family': '" + family + "' is not a family of the efficiency table");
+    const std::pair<std::string, VectorKernel> key(family, row.value.kernel);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      return ParseError(row.where + ": column 'kernel': '" + family + "' '" + VectorKernelName(row.value.kernel) +
+                        "' appears twice");
     }
+    seen.push_back(key);
+    VectorKernelParams& params = it->vector_kernels[static_cast<size_t>(row.value.kernel)];
+    VectorKernelRow target{family, row.value.kernel, params};
+    row.MergeInto(schema, target);
+    params = target.params;
   }
   families_ = std::move(updated);
   return Status::Ok();
 }
 
 std::string EfficiencyDb::VectorKernelsToCsv() const {
-  std::string out = "family,kernel";
-  for (const VectorKernelParamInfo& info : VectorKernelParamInfos())
-    out += std::string(",") + info.name;
-  out += ",source\n";
+  std::vector<VectorKernelRow> rows;
   for (const EfficiencyParams& p : families_) {
-    for (size_t k = 0; k < kNumVectorKernels; ++k) {
-      out.append(p.family).append(",").append(VectorKernelName(static_cast<VectorKernel>(k)));
-      for (const VectorKernelParamInfo& info : VectorKernelParamInfos())
-        out.append(",").append(Short(p.vector_kernels[k].*info.field));
-      out.append(",").append(Quoted(p.vector_kernels[k].source)).append("\n");
-    }
+    for (size_t k = 0; k < kNumVectorKernels; ++k)
+      rows.push_back({p.family, static_cast<VectorKernel>(k), p.vector_kernels[k]});
   }
-  return out;
+  return base::WriteTableCsv(VectorKernelSchema(), rows);
 }
 
 }  // namespace mfu

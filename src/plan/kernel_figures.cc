@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "base/csv.h"
-#include "base/file_system.h"
 #include "base/strings.h"
 
 namespace mfu {
@@ -45,7 +44,10 @@ bool IsGemm(KernelFigureKind k) {
   return k == KernelFigureKind::kGemm || k == KernelFigureKind::kGroupedGemm;
 }
 
-// One data row: typed fields, errors naming origin:line and the column.
+// One data row: typed fields, errors naming origin:line and the column. Not
+// base/table.h: which columns a row needs, and what they mean, depend on its
+// kind (m;n;k lists for a GEMM, ranks and fabric for a collective), and the
+// figures are a read-only list, never merged or overridden.
 class Row {
  public:
   Row(const base::CsvTable& t, size_t r, std::string where) : t_(t), r_(r), where_(std::move(where)) {}
@@ -253,8 +255,7 @@ StatusOr<std::vector<KernelFigure>> ParseKernelFigures(std::string_view csv, std
   return figures;
 }
 
-StatusOr<std::vector<KernelFigure>> ReadKernelFigures(const std::string& path) {
-  base::RealFileSystem fs;
+StatusOr<std::vector<KernelFigure>> ReadKernelFigures(const FileSystem& fs, const std::string& path) {
   MFU_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path));
   return ParseKernelFigures(text, path);
 }
@@ -282,7 +283,7 @@ StatusOr<KernelValidation> ValidateKernelFigures(const std::vector<KernelFigure>
     if (f.modelled)
       errors[{e.family, f.kind}].push_back(std::fabs(out.figures.back().error));
   }
-  for (const EfficiencyParams& p : efficiency.families()) {
+  for (const EfficiencyParams& p : efficiency.all()) {
     std::vector<KernelFigureKind> missing;
     for (size_t k = 0; k < kNumKernelFigureKinds; ++k) {
       const auto kind = static_cast<KernelFigureKind>(k);

@@ -33,7 +33,7 @@ class ShippedFiguresTest : public ::testing::Test {
     // The kernel-grounded values (kernel_grounded.csv), before the fit to
     // measured runs moves them.
     auto eff = EfficiencyDb::LoadBuiltinPrior();
-    auto figures = ReadKernelFigures(kFigures);
+    auto figures = ReadKernelFigures(RealFileSystem(), kFigures);
     ASSERT_TRUE(hw.ok() && clusters.ok() && eff.ok());
     ASSERT_TRUE(figures.ok()) << figures.status().message();
     figures_ = std::move(figures).value();
@@ -234,7 +234,7 @@ TEST(KernelFigures, ParseErrorsNameFileLineAndColumn) {
   EXPECT_EQ(negative.status().code(), StatusCode::kOutOfRange);
   auto unknown_column = ParseKernelFigures("id,colour\ng,red\n", "f.csv");
   EXPECT_EQ(unknown_column.status().code(), StatusCode::kParse);
-  EXPECT_EQ(ReadKernelFigures("/nonexistent.csv").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ReadKernelFigures(RealFileSystem(), "/nonexistent.csv").status().code(), StatusCode::kNotFound);
 }
 
 TEST(KernelFigures, UnknownAcceleratorNamesTheRow) {

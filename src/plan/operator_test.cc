@@ -49,7 +49,7 @@ class OperatorProfilesTest : public ::testing::Test {
     auto hw = HardwareDb::LoadBuiltin();
     auto clusters = ClusterDb::LoadBuiltin();
     auto eff = EfficiencyDb::LoadBuiltin();
-    auto profiles = ReadOperatorProfiles(kDir);
+    auto profiles = ReadOperatorProfiles(RealFileSystem(), kDir);
     ASSERT_TRUE(hw.ok() && clusters.ok() && eff.ok());
     ASSERT_TRUE(profiles.ok()) << profiles.status().message();
     hw_ = std::move(hw).value();
@@ -202,7 +202,7 @@ TEST(OperatorProfiles, ParseErrorsNameFileLineAndColumn) {
   auto coll = ParseOperatorProfiles("", "cluster,collective,gpus,bytes,median_ms\ndgx-h100,broadcast,8,1,1\n", "dir");
   ASSERT_FALSE(coll.ok());
   EXPECT_NE(coll.status().message().find("'broadcast'"), std::string::npos);
-  EXPECT_EQ(ReadOperatorProfiles("/nonexistent").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ReadOperatorProfiles(RealFileSystem(), "/nonexistent").status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace

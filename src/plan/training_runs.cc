@@ -8,13 +8,18 @@
 #include <utility>
 
 #include "base/csv.h"
-#include "base/file_system.h"
 #include "base/strings.h"
 
 namespace mfu {
 
 namespace {
 
+// Not base/table.h: a row that cannot describe a run is skipped with its
+// reason rather than failing the file, cells are read by meaning (a model
+// family from its name, "14336 per expert", sharding prose) and the
+// descriptive columns are ignored; the loader is for typed, all-or-nothing
+// tables.
+//
 // The columns a row is read from. The CSV's other columns (year,
 // verification, hfu_pct...) describe the row and are ignored; optional
 // columns read as empty when the header lacks them.
@@ -422,8 +427,7 @@ StatusOr<TrainingRunSet> ParseTrainingRuns(std::string_view csv_text, std::strin
   return set;
 }
 
-StatusOr<TrainingRunSet> ReadTrainingRuns(const std::string& path) {
-  base::RealFileSystem fs;
+StatusOr<TrainingRunSet> ReadTrainingRuns(const FileSystem& fs, const std::string& path) {
   MFU_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path));
   return ParseTrainingRuns(text, path);
 }

@@ -20,7 +20,7 @@ constexpr const char* kCalibrationCsv = MFU_SOURCE_DIR "/tests/data/training-run
 class TrainingRunsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    StatusOr<TrainingRunSet> set = ReadTrainingRuns(kCalibrationCsv);
+    StatusOr<TrainingRunSet> set = ReadTrainingRuns(RealFileSystem(), kCalibrationCsv);
     ASSERT_TRUE(set.ok()) << set.status().message();
     set_ = new TrainingRunSet(std::move(set).value());
   }
@@ -379,7 +379,7 @@ TEST(TrainingRunParseTest, MalformedCsvAndMissingColumnsAreParseErrors) {
   ASSERT_FALSE(set.ok());
   EXPECT_EQ(set.status().code(), StatusCode::kParse);
   EXPECT_EQ(set.status().message().rfind("x.csv:2: row has 3 fields", 0), 0u) << set.status().message();
-  set = ReadTrainingRuns("/nonexistent/runs.csv");
+  set = ReadTrainingRuns(RealFileSystem(), "/nonexistent/runs.csv");
   ASSERT_FALSE(set.ok());
   EXPECT_EQ(set.status().code(), StatusCode::kNotFound);
 }

@@ -28,7 +28,7 @@ void ExpectClasses(const std::vector<NameCase>& cases) {
     const int rule = testing::BuiltinClassifier().MatchingRule(c.name);
     EXPECT_EQ(KernelClassName(Kernel(c.name)), std::string(KernelClassName(c.expected)))
         << c.name << " (rule "
-        << (rule < 0 ? "none" : testing::BuiltinClassifier().rules()[static_cast<size_t>(rule)].origin) << ")";
+        << (rule < 0 ? "none" : testing::BuiltinClassifier().all()[static_cast<size_t>(rule)].origin) << ")";
   }
 }
 
@@ -46,8 +46,8 @@ TEST(KernelClassNames, RoundTrip) {
 }
 
 TEST(KernelClassifier, BuiltinLoads) {
-  EXPECT_GT(testing::BuiltinClassifier().rules().size(), 50u);
-  for (const auto& rule : testing::BuiltinClassifier().rules()) {
+  EXPECT_GT(testing::BuiltinClassifier().all().size(), 50u);
+  for (const auto& rule : testing::BuiltinClassifier().all()) {
     EXPECT_FALSE(rule.source.empty()) << rule.origin << " has no source";
     EXPECT_NE(rule.cls, KernelClass::kUnclassified) << rule.origin;
   }
@@ -246,21 +246,21 @@ TEST(KernelClassifier, UnmatchedIsUnclassified) {
 
 TEST(KernelClassifier, UserRulesComeFirst) {
   KernelClassifier c = testing::BuiltinClassifier();
-  ASSERT_TRUE(c.AddRulesCsv("class,match,pattern,source\n"
-                            "gemm,prefix,my_custom,our GEMM\n"
-                            "attention,regex,^volta_sgemm_128x32,pretend\n",
-                            "user.csv")
+  ASSERT_TRUE(c.AddCsv("class,match,pattern,source\n"
+                       "gemm,prefix,my_custom,our GEMM\n"
+                       "attention,regex,^volta_sgemm_128x32,pretend\n",
+                       "user.csv")
                   .ok());
   EXPECT_EQ(c.Classify(TraceEventKind::kKernel, "my_custom_kernel"), KernelClass::kGemm);
   EXPECT_EQ(c.Classify(TraceEventKind::kKernel, "volta_sgemm_128x32_nt"), KernelClass::kAttention);
   EXPECT_EQ(c.Classify(TraceEventKind::kKernel, "volta_sgemm_64x64_nt"), KernelClass::kGemm);  // built-in
-  EXPECT_EQ(c.rules().front().origin, "user.csv:2");
-  EXPECT_EQ(c.rules().size(), testing::BuiltinClassifier().rules().size() + 2);
+  EXPECT_EQ(c.all().front().origin, "user.csv:2");
+  EXPECT_EQ(c.all().size(), testing::BuiltinClassifier().all().size() + 2);
   // The copy it came from is untouched.
   EXPECT_EQ(Kernel("my_custom_kernel"), KernelClass::kUnclassified);
 
   // A later file overrides an earlier one; `source` is optional.
-  ASSERT_TRUE(c.AddRulesCsv("pattern,class,match\nmy_custom,reduction,contains\n", "second.csv").ok());
+  ASSERT_TRUE(c.AddCsv("pattern,class,match\nmy_custom,reduction,contains\n", "second.csv").ok());
   EXPECT_EQ(c.Classify(TraceEventKind::kKernel, "my_custom_kernel"), KernelClass::kReduction);
 }
 
@@ -280,20 +280,20 @@ TEST(KernelClassifier, RuleErrorsNameTheLine) {
   };
   for (const ErrorCase& e : cases) {
     KernelClassifier c = testing::BuiltinClassifier();
-    Status s = c.AddRulesCsv(e.csv, "u.csv");
+    Status s = c.AddCsv(e.csv, "u.csv");
     ASSERT_FALSE(s.ok()) << e.csv;
     EXPECT_EQ(s.message().rfind(e.message, 0), 0u) << s.message();
-    EXPECT_EQ(c.rules().size(), testing::BuiltinClassifier().rules().size()) << "a failed file must not add rules";
+    EXPECT_EQ(c.all().size(), testing::BuiltinClassifier().all().size()) << "a failed file must not add rules";
   }
   KernelClassifier c;
-  Status missing = c.AddRulesFile(std::string(MFU_SOURCE_DIR) + "/no/such/rules.csv");
+  Status missing = c.AddFile(RealFileSystem(), std::string(MFU_SOURCE_DIR) + "/no/such/rules.csv");
   EXPECT_EQ(missing.code(), StatusCode::kNotFound);
 }
 
 TEST(KernelClassifier, RulesFileFromDisk) {
   KernelClassifier c;
   ASSERT_TRUE(c.AddRulesFile(std::string(MFU_SOURCE_DIR) + "/data/kernels/kernel_classes.csv").ok());
-  EXPECT_EQ(c.rules().size(), testing::BuiltinClassifier().rules().size());
+  EXPECT_EQ(c.all().size(), testing::BuiltinClassifier().all().size());
   EXPECT_EQ(c.Classify(TraceEventKind::kKernel, "nvjet_tst_64x64"), KernelClass::kGemm);
 }
 
