@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 """Fails when an include crosses the module layering (STYLE.md section 1):
 include/ never includes src/; a module includes only modules below it; nothing
-includes cli/. Mirrors perfetto's tools/check_include_violations."""
+includes cli/. Mirrors perfetto's tools/check_include_violations.
+
+The CLI is a thin front end (docs/design.md "Front ends"): a file under
+src/cli may include only the public API (mfu/...), the report module's
+table helpers, base's string helpers and other cli/ files, and never
+nlohmann/json or report/json_common.h, because every analysis, resolution
+and output schema lives in libmfu. Public headers never include
+nlohmann/json either: it is a private dependency of libmfu."""
 import pathlib
 import re
 import sys
@@ -17,10 +24,17 @@ ALLOWED = {
     "plan": {"base", "model", "hwdb", "flops"},
     "catalog": {"base", "model", "hwdb", "flops", "trace", "plan"},
     "report": {"base", "model", "hwdb", "flops", "trace", "plan", "catalog"},
-    "cli": {"base", "model", "hwdb", "flops", "trace", "plan", "catalog", "report"},
+    # The front end: the public API (mfu/..., always allowed), report's table
+    # helpers and base's string helpers; no module internals.
+    "cli": {"base", "report"},
     "testing": {"base", "model", "hwdb", "flops", "trace", "plan", "catalog"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s+<([^>]+)>')
+# Libraries only libmfu may use (schema code): never in include/ or src/cli.
+PRIVATE_LIBS = ("nlohmann/",)
+# report's JSON building blocks are libmfu-internal schema code.
+CLI_FORBIDDEN = {"report/json_common.h"}
 
 
 def main() -> int:
@@ -30,15 +44,26 @@ def main() -> int:
             m = INCLUDE.match(line)
             if m and not m.group(1).startswith("mfu/"):
                 errors.append(f"{path.relative_to(ROOT)}: public header includes {m.group(1)}")
+            m = SYSTEM_INCLUDE.match(line)
+            if m and m.group(1).startswith(PRIVATE_LIBS):
+                errors.append(f"{path.relative_to(ROOT)}: public header includes <{m.group(1)}> (private to libmfu)")
     for path in sorted((ROOT / "src").rglob("*")):
         if path.suffix not in (".h", ".cc"):
             continue
         module = path.relative_to(ROOT / "src").parts[0]
         for line in path.read_text().splitlines():
+            m = SYSTEM_INCLUDE.match(line)
+            if module == "cli" and m and m.group(1).startswith(PRIVATE_LIBS):
+                errors.append(f"{path.relative_to(ROOT)}: the CLI may not include <{m.group(1)}> "
+                              "(schemas are rendered by libmfu's report module)")
             m = INCLUDE.match(line)
             if not m or m.group(1).startswith("mfu/"):
                 continue
             target = m.group(1).split("/")[0]
+            if module == "cli" and m.group(1) in CLI_FORBIDDEN:
+                errors.append(f"{path.relative_to(ROOT)}: the CLI may not include {m.group(1)} "
+                              "(libmfu's renderers are behind include/mfu/report_*.h)")
+                continue
             if target == module or m.group(1) == f"mfu_embedded/{module}_data.h":
                 continue  # its own module, or its own embedded data (mfu_embed_files)
             if target == "testing" and path.name.endswith("_test.cc"):

@@ -63,11 +63,6 @@ class ClusterDb {
   StatusOr<const Cluster*> Find(std::string_view name) const;
   const std::vector<Cluster>& all() const { return clusters_; }
 
-  // Deprecated: removed after the #11 merge; use AddFile(fs, path).
-  Status AddFile(const std::string& path) { return AddFile(RealFileSystem(), path); }
-  // Deprecated: removed after the #11 merge; use all().
-  const std::vector<Cluster>& clusters() const { return clusters_; }
-
  private:
   std::vector<Cluster> clusters_;
 };

@@ -80,8 +80,6 @@ class FrameworkDb {
   // As AddCsv for the file at `path` read through `fs`; kNotFound if it
   // cannot be read.
   Status AddFile(const FileSystem& fs, const std::string& path);
-  // Deprecated: removed after the #11 merge; use AddFile(fs, path).
-  Status AddFile(const std::string& path) { return AddFile(RealFileSystem(), path); }
   // The table as CSV with every column (AddCsv reads it back equal).
   std::string ToCsv() const;
   // By name, case-insensitively; kInvalidArgument naming the closest match

@@ -98,11 +98,6 @@ class HardwareDb {
   // The database as CSV with every column (ParseCsv reads it back equal).
   std::string ToCsv() const;
 
-  // Deprecated: removed after the #11 merge; use AddFile(fs, path).
-  Status LoadOverrideFile(const std::string& path) { return AddFile(RealFileSystem(), path); }
-  // Deprecated: removed after the #11 merge; use AddCsv.
-  Status MergeCsv(std::string_view csv, std::string_view origin) { return AddCsv(csv, origin); }
-
   // Finds an accelerator by id, alias or a forgiving name ("h100",
   // "H100 SXM5 80GB", "NVIDIA H100 80GB HBM3"): vendor words are ignored and
   // whole words must match, so "H20" never finds "H200". kInvalidArgument when

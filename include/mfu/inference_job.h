@@ -89,11 +89,13 @@ struct SpeculativeReport {
 };
 // Speculative decoding at `batch` requests and `context` cached tokens:
 // the drafter (`drafter`, a preset or config.json; "" for self-drafting
-// heads) on one GPU with `model`'s precisions and framework.
+// heads; a config file is read through `fs`) on one GPU with `model`'s
+// precisions and framework.
 // kInvalidArgument for acceptance outside [0, 1) or draft tokens outside
 // [1, 64]; a drafter that does not load or fit.
-StatusOr<SpeculativeReport> SpeculativeDecoding(const InferenceModel& model, double batch, double context,
-                                                int64_t draft_tokens, double acceptance, const std::string& drafter);
+StatusOr<SpeculativeReport> SpeculativeDecoding(const FileSystem& fs, const InferenceModel& model, double batch,
+                                                double context, int64_t draft_tokens, double acceptance,
+                                                const std::string& drafter);
 
 // Request shapes from CSV `text` with columns input_len, output_len and an
 // optional requests (whole numbers in [1, 1e9]). kParse naming

@@ -94,10 +94,6 @@ struct KernelFigure {
 StatusOr<std::vector<KernelFigure>> ParseKernelFigures(std::string_view csv, std::string_view origin);
 // As ParseKernelFigures for the file at `path`; kNotFound if unreadable.
 StatusOr<std::vector<KernelFigure>> ReadKernelFigures(const FileSystem& fs, const std::string& path);
-// Deprecated: removed after the #11 merge; use the FileSystem overload.
-inline StatusOr<std::vector<KernelFigure>> ReadKernelFigures(const std::string& path) {
-  return ReadKernelFigures(RealFileSystem(), path);
-}
 
 // The model's value of `figure`, in the figure's unit, on `gpu` with the
 // family parameters `e`; `cluster` (may be null) supplies scale-out NIC

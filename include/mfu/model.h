@@ -145,10 +145,6 @@ StatusOr<ModelSpec> ParseModelConfig(std::string_view json_text, std::string_vie
 // matched forgivingly ("llama-3.1-8b" finds "llama-3.1-8b-instruct"). An
 // unknown or ambiguous preset gives kInvalidArgument listing candidates.
 StatusOr<ModelSpec> LoadModel(const FileSystem& fs, std::string_view name_or_path);
-// Deprecated: removed after the #11 merge; use LoadModel(fs, name_or_path).
-inline StatusOr<ModelSpec> LoadModel(std::string_view name_or_path) {
-  return LoadModel(RealFileSystem(), name_or_path);
-}
 
 struct PresetInfo {
   std::string name;

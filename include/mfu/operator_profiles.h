@@ -50,10 +50,6 @@ struct OperatorProfiles {
 // Reads `dir`/compute.csv and `dir`/collectives.csv (either may be absent,
 // not both). kParse names the file, line and column.
 StatusOr<OperatorProfiles> ReadOperatorProfiles(const FileSystem& fs, const std::string& dir);
-// Deprecated: removed after the #11 merge; use the FileSystem overload.
-inline StatusOr<OperatorProfiles> ReadOperatorProfiles(const std::string& dir) {
-  return ReadOperatorProfiles(RealFileSystem(), dir);
-}
 StatusOr<OperatorProfiles> ParseOperatorProfiles(std::string_view compute_csv, std::string_view collectives_csv,
                                                  std::string_view origin);
 

@@ -95,8 +95,6 @@ class EfficiencyDb {
   // As AddCsv for the file at `path` read through `fs`; kNotFound if it
   // cannot be read.
   Status AddFile(const FileSystem& fs, const std::string& path);
-  // Deprecated: removed after the #11 merge; use AddFile(fs, path).
-  Status AddFile(const std::string& path) { return AddFile(RealFileSystem(), path); }
   // The family whose longest accelerator prefix matches `accelerator_id`,
   // else the "default" family.
   const EfficiencyParams& For(std::string_view accelerator_id) const;
@@ -104,8 +102,6 @@ class EfficiencyDb {
   // the closest and listing the families otherwise.
   StatusOr<const EfficiencyParams*> Find(std::string_view family) const;
   const std::vector<EfficiencyParams>& all() const { return families_; }
-  // Deprecated: removed after the #11 merge; use all().
-  const std::vector<EfficiencyParams>& families() const { return families_; }
   EfficiencyParams* Mutable(std::string_view family);
   // The database as CSV (what `mfu calibrate --write` saves).
   std::string ToCsv() const;

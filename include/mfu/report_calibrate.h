@@ -11,7 +11,7 @@
 #include "mfu/calibrate.h"
 #include "mfu/training_runs.h"
 
-namespace mfu::report {
+namespace mfu {
 
 // What the report states beside the results.
 struct CalibrationView {
@@ -28,4 +28,4 @@ struct CalibrationView {
 std::string RenderCalibrationText(const TrainingRunSet& runs, const CrossValidation& cv, const CalibrationView& view);
 std::string RenderCalibrationJson(const TrainingRunSet& runs, const CrossValidation& cv, const CalibrationView& view);
 
-}  // namespace mfu::report
+}  // namespace mfu

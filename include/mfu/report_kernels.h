@@ -9,11 +9,11 @@
 
 #include "mfu/kernel_figures.h"
 
-namespace mfu::report {
+namespace mfu {
 
 // `figures_path` is stated; with `summary_only`, only the per-family table.
 std::string RenderKernelValidationText(const std::vector<KernelFigure>& figures, const KernelValidation& validation,
                                        const std::string& figures_path, bool summary_only);
 std::string RenderKernelValidationJson(const KernelValidation& validation, const std::string& figures_path);
 
-}  // namespace mfu::report
+}  // namespace mfu

@@ -9,7 +9,7 @@
 #include "mfu/plan_studies.h"
 #include "mfu/training_setup.h"
 
-namespace mfu::report {
+namespace mfu {
 
 std::string RenderPredictText(const ResolvedTraining& setup, const PredictResult& result);
 std::string RenderPredictJson(const ResolvedTraining& setup, const PredictResult& result);
@@ -22,4 +22,4 @@ std::string RenderPlanJson(const ResolvedTraining& setup, const PlanStudy& study
 // the fields, then the three components with the largest |difference|.
 std::string DifferenceSummary(const ConfigDifference& difference);
 
-}  // namespace mfu::report
+}  // namespace mfu

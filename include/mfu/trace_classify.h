@@ -60,10 +60,6 @@ class KernelClassifier {
   // Reads `path` through `fs` and calls AddCsv; kNotFound when it cannot be
   // read.
   Status AddFile(const FileSystem& fs, const std::string& path);
-  // Deprecated: removed after the #11 merge; use AddCsv.
-  Status AddRulesCsv(std::string_view csv, std::string_view origin) { return AddCsv(csv, origin); }
-  // Deprecated: removed after the #11 merge; use AddFile(fs, path).
-  Status AddRulesFile(const std::string& path) { return AddFile(RealFileSystem(), path); }
 
   // Class of a GPU event: memcpy/memset by kind, kernels by name (the first
   // matching rule; kUnclassified when none matches). Every other kind is
@@ -83,8 +79,6 @@ class KernelClassifier {
   };
   // In matching order (the newest file's rules first).
   const std::vector<Rule>& all() const { return rules_; }
-  // Deprecated: removed after the #11 merge; use all().
-  const std::vector<Rule>& rules() const { return rules_; }
 
  private:
   struct Compiled;  // the regexes (std::regex), built once per rule set

@@ -77,9 +77,5 @@ struct TrainingRunSet {
 // skipped with its reason, never guessed.
 StatusOr<TrainingRunSet> ParseTrainingRuns(std::string_view csv_text, std::string_view origin);
 StatusOr<TrainingRunSet> ReadTrainingRuns(const FileSystem& fs, const std::string& path);
-// Deprecated: removed after the #11 merge; use the FileSystem overload.
-inline StatusOr<TrainingRunSet> ReadTrainingRuns(const std::string& path) {
-  return ReadTrainingRuns(RealFileSystem(), path);
-}
 
 }  // namespace mfu

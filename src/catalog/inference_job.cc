@@ -125,7 +125,7 @@ StatusOr<bool> CheckShape(const InferenceRequest& r, bool has_mix) {
 
 // The studies of one request shape: the workload at its batch, the sweeps,
 // speculative decoding and what the measurements imply.
-Status RunSingleShape(const InferenceModel& m, const InferenceRequest& r, InferenceResult& out) {
+Status RunSingleShape(const FileSystem& fs, const InferenceModel& m, const InferenceRequest& r, InferenceResult& out) {
   const auto in = static_cast<double>(r.input_len), n_out = static_cast<double>(r.output_len);
   const auto batch = static_cast<double>(r.batch);
   out.input_len = r.input_len;
@@ -136,8 +136,8 @@ Status RunSingleShape(const InferenceModel& m, const InferenceRequest& r, Infere
   out.decode_sweep = DecodeSweep(m, w.batch, out.mean_context);
   out.prefill_sweep = PrefillSweep(m, in);
   if (r.draft_tokens > 0) {
-    MFU_ASSIGN_OR_RETURN(out.speculative,
-                         SpeculativeDecoding(m, w.batch, out.mean_context, r.draft_tokens, r.acceptance, r.drafter));
+    MFU_ASSIGN_OR_RETURN(out.speculative, SpeculativeDecoding(fs, m, w.batch, out.mean_context, r.draft_tokens,
+                                                              r.acceptance, r.drafter));
   } else if (Given(r.acceptance) || !r.drafter.empty()) {
     return InvalidArgumentError(Param("acceptance") + " and " + Param("drafter") + " go with " + Param("draft_tokens"));
   }
@@ -184,7 +184,7 @@ StatusOr<InferenceResult> RunInferenceJob(const Catalog& catalog, const FileSyst
   }
   out.single_shape = single;
   if (single)
-    MFU_RETURN_IF_ERROR(RunSingleShape(m, r, out));
+    MFU_RETURN_IF_ERROR(RunSingleShape(fs, m, r, out));
   return out;
 }
 

@@ -28,7 +28,7 @@ const Catalog& Builtin() {
 
 InferenceRequest Llama8bOnH100(int64_t input_len, int64_t output_len) {
   InferenceRequest r;
-  auto m = LoadModel("llama-3.1-8b");
+  auto m = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   EXPECT_TRUE(m.ok());
   r.model = std::move(m).value();
   r.gpu = "h100";
@@ -160,7 +160,7 @@ TEST(RunInferenceJob, DrafterMixAndFieldChecks) {
   EXPECT_EQ(RunInferenceJob(Builtin(), fs, lonely).status().message(),
             "parameter 'acceptance' and parameter 'drafter' go with parameter 'draft_tokens'");
   InferenceRequest big = Llama8bOnH100(100, 100);
-  big.model = *LoadModel("llama-3.1-405b");
+  big.model = *LoadModel(mfu::RealFileSystem(), "llama-3.1-405b");
   auto no_fit = RunInferenceJob(Builtin(), fs, big);
   EXPECT_EQ(no_fit.status().code(), StatusCode::kNotFound);
   EXPECT_NE(no_fit.status().message().find("use more parameter 'tp'/parameter 'pp'"), std::string::npos);

@@ -17,7 +17,7 @@ const Catalog& Builtin() {
 
 TrainingRequest Llama8bOn(const std::string& gpu, int64_t gpus) {
   TrainingRequest r;
-  r.model = *LoadModel("llama-3.1-8b");
+  r.model = *LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   r.hardware.gpu = gpu;
   r.hardware.gpus = gpus;
   r.seq_len = 8192;

@@ -59,11 +59,11 @@ class CalibrateCommand final : public Command {
 
   Status Run(const CommandContext& ctx) override {
     MFU_RETURN_IF_ERROR(CheckFlags());
-    MFU_ASSIGN_OR_RETURN(TrainingRunSet runs, ReadTrainingRuns(runs_path_));
+    MFU_ASSIGN_OR_RETURN(TrainingRunSet runs, ReadTrainingRuns(RealFileSystem(), runs_path_));
     MFU_ASSIGN_OR_RETURN(HardwareDb hw, HardwareDb::LoadBuiltin());
     MFU_ASSIGN_OR_RETURN(ClusterDb clusters, ClusterDb::LoadBuiltin());
     if (!cluster_file_.empty())
-      MFU_RETURN_IF_ERROR(clusters.AddFile(cluster_file_));
+      MFU_RETURN_IF_ERROR(clusters.AddFile(RealFileSystem(), cluster_file_));
     MFU_ASSIGN_OR_RETURN(EfficiencyDb start, LoadTables(efficiency_files_));
     MFU_ASSIGN_OR_RETURN(EfficiencyDb prior, LoadTables(prior_files_, /*prior=*/true));
     if (runs.runs.empty())
@@ -73,7 +73,7 @@ class CalibrateCommand final : public Command {
     options.prior = &prior;
     OperatorProfiles profiles;
     if (!operators_dir_.empty()) {
-      MFU_ASSIGN_OR_RETURN(profiles, ReadOperatorProfiles(operators_dir_));
+      MFU_ASSIGN_OR_RETURN(profiles, ReadOperatorProfiles(RealFileSystem(), operators_dir_));
       options.operators = &profiles;
     }
     CrossValidation cv;
@@ -87,8 +87,7 @@ class CalibrateCommand final : public Command {
       MFU_ASSIGN_OR_RETURN(result, Calibrate(runs, hw, clusters, start, options));
     }
     MFU_RETURN_IF_ERROR(WriteTables(result.fitted));
-    ctx.out << (json_ ? report::RenderCalibrationJson(runs, cv, View())
-                      : report::RenderCalibrationText(runs, cv, View()));
+    ctx.out << (json_ ? RenderCalibrationJson(runs, cv, View()) : RenderCalibrationText(runs, cv, View()));
     return Status::Ok();
   }
 
@@ -108,7 +107,7 @@ class CalibrateCommand final : public Command {
   static StatusOr<EfficiencyDb> LoadTables(const std::vector<std::string>& files, bool prior = false) {
     MFU_ASSIGN_OR_RETURN(EfficiencyDb db, prior ? EfficiencyDb::LoadBuiltinPrior() : EfficiencyDb::LoadBuiltin());
     for (const std::string& file : files)
-      MFU_RETURN_IF_ERROR(db.AddFile(file));
+      MFU_RETURN_IF_ERROR(db.AddFile(RealFileSystem(), file));
     return db;
   }
 
@@ -125,8 +124,8 @@ class CalibrateCommand final : public Command {
     return Status::Ok();
   }
 
-  report::CalibrationView View() const {
-    report::CalibrationView v;
+  CalibrationView View() const {
+    CalibrationView v;
     v.runs_path = runs_path_;
     v.fitted = !no_fit_;
     v.cross_validated = cross_validate_;

@@ -33,7 +33,7 @@ class HwCommand final : public Command {
   Status Run(const CommandContext& ctx) override {
     MFU_ASSIGN_OR_RETURN(HardwareDb db, HardwareDb::LoadBuiltin());
     if (!hardware_file_.empty())
-      MFU_RETURN_IF_ERROR(db.LoadOverrideFile(hardware_file_));
+      MFU_RETURN_IF_ERROR(db.AddFile(RealFileSystem(), hardware_file_));
     if (list_ != nullptr && list_->parsed()) {
       MFU_ASSIGN_OR_RETURN(std::vector<const Accelerator*> selected, SelectAccelerators(db, vendor_));
       ctx.out << (json_ ? RenderAcceleratorListJson(selected) : RenderAcceleratorListText(selected));

@@ -40,18 +40,18 @@ class KernelsCommand final : public Command {
   }
 
   Status Run(const CommandContext& ctx) override {
-    MFU_ASSIGN_OR_RETURN(std::vector<KernelFigure> figures, ReadKernelFigures(figures_path_));
+    MFU_ASSIGN_OR_RETURN(std::vector<KernelFigure> figures, ReadKernelFigures(RealFileSystem(), figures_path_));
     MFU_ASSIGN_OR_RETURN(HardwareDb hw, HardwareDb::LoadBuiltin());
     MFU_ASSIGN_OR_RETURN(ClusterDb clusters, ClusterDb::LoadBuiltin());
     if (!cluster_file_.empty())
-      MFU_RETURN_IF_ERROR(clusters.AddFile(cluster_file_));
+      MFU_RETURN_IF_ERROR(clusters.AddFile(RealFileSystem(), cluster_file_));
     MFU_ASSIGN_OR_RETURN(EfficiencyDb efficiency,
                          fitted_ ? EfficiencyDb::LoadBuiltin() : EfficiencyDb::LoadBuiltinPrior());
     for (const std::string& file : efficiency_files_)
-      MFU_RETURN_IF_ERROR(efficiency.AddFile(file));
+      MFU_RETURN_IF_ERROR(efficiency.AddFile(RealFileSystem(), file));
     MFU_ASSIGN_OR_RETURN(KernelValidation v, ValidateKernelFigures(figures, hw, clusters, efficiency));
-    ctx.out << (json_ ? report::RenderKernelValidationJson(v, figures_path_)
-                      : report::RenderKernelValidationText(figures, v, figures_path_, summary_only_));
+    ctx.out << (json_ ? RenderKernelValidationJson(v, figures_path_)
+                      : RenderKernelValidationText(figures, v, figures_path_, summary_only_));
     return Status::Ok();
   }
 

@@ -36,7 +36,7 @@ StatusOr<ModelSpec> ModelFlags::Resolve() const {
     return InvalidArgumentError("--model and the generic model flags (--layers, --hidden, ...) are alternatives");
   }
   if (!model.empty())
-    return LoadModel(model);
+    return LoadModel(RealFileSystem(), model);
   if (!any_generic)
     return InvalidArgumentError("give --model (see 'mfu models') or --layers/--hidden/--heads/--vocab");
   GenericModelOptions options = generic;
@@ -55,7 +55,7 @@ void GpuFlags::Register(CLI::App& app, bool required) {
 StatusOr<HardwareDb> GpuFlags::LoadDb() const {
   MFU_ASSIGN_OR_RETURN(HardwareDb db, HardwareDb::LoadBuiltin());
   if (!hardware_file.empty())
-    MFU_RETURN_IF_ERROR(db.LoadOverrideFile(hardware_file));
+    MFU_RETURN_IF_ERROR(db.AddFile(RealFileSystem(), hardware_file));
   return db;
 }
 

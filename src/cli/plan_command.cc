@@ -49,10 +49,10 @@ class PlanCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(std::unique_ptr<ResolvedTraining> s, ResolveTrainingSetup(catalog, request));
     MFU_ASSIGN_OR_RETURN(PlanStudy study, RunPlanStudy(*s, request_));
     if (json_) {
-      ctx.out << report::RenderPlanJson(*s, study);
+      ctx.out << RenderPlanJson(*s, study);
       return Status::Ok();
     }
-    ctx.out << report::RenderPlanText(*s, study, timing_);
+    ctx.out << RenderPlanText(*s, study, timing_);
     if (study.plan.top.empty())
       return NotFoundError("no configuration fits in memory");
     return Status::Ok();

@@ -83,7 +83,7 @@ TrainingThroughput PerGpuThroughputOf(const Row& row) {
 // (6,667). The published figures are whole percents, so the check is that
 // ours round to them (and sit within 0.5 points).
 TEST(Calc, TorchtitanLlama31_8B) {
-  auto spec = LoadModel("llama-3.1-8b");
+  auto spec = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   ASSERT_TRUE(spec.ok());
   MfuOptions options{Convention::kPalm, Recompute::kNone, DType::kBf16};
   struct Case {
@@ -185,7 +185,7 @@ TEST(Calc, NeMo2407TflopsPerGpu) {
 }
 
 TEST(Calc, RejectsContradictoryAndImpossibleInputs) {
-  auto spec = LoadModel("llama-3.1-8b");
+  auto spec = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   ASSERT_TRUE(spec.ok());
   TrainingThroughput in;
   in.gpus = 8;

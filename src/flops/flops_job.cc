@@ -105,7 +105,7 @@ StatusOr<FlopsReport> CountFlops(const FlopsRequest& r) {
 StatusOr<std::vector<PresetCount>> CountPresetParams() {
   std::vector<PresetCount> out;
   for (PresetInfo& preset : ListModelPresets()) {
-    MFU_ASSIGN_OR_RETURN(ModelSpec spec, LoadModel(preset.name));
+    MFU_ASSIGN_OR_RETURN(ModelSpec spec, LoadModel(InMemoryFileSystem(), preset.name));
     out.push_back({std::move(preset), CountParams(spec)});
   }
   return out;

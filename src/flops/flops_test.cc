@@ -12,7 +12,7 @@ namespace mfu {
 namespace {
 
 ModelSpec Load(const char* name) {
-  auto spec = LoadModel(name);
+  auto spec = LoadModel(mfu::RealFileSystem(), name);
   EXPECT_TRUE(spec.ok()) << spec.status().message();
   return spec.ok() ? *spec : ModelSpec{};
 }
@@ -254,7 +254,7 @@ namespace {
 // d_model even when heads*head_dim differs (Qwen3-32B: 64*128 != 5120):
 // 6*(32,762,123,264 - 151,936*5,120) + 12*64*5,120*4,096.
 TEST(Flops, LlmFoundryAttentionUsesDModel) {
-  auto spec = LoadModel("qwen3-32b");
+  auto spec = LoadModel(mfu::RealFileSystem(), "qwen3-32b");
   ASSERT_TRUE(spec.ok());
   auto t = ComputeTrainingFlops(*spec, Convention::kLlmFoundry, 4096, Recompute::kNone);
   ASSERT_TRUE(t.ok());
@@ -265,7 +265,7 @@ TEST(Flops, LlmFoundryAttentionUsesDModel) {
 // MaxText counts an MTP module as one more decoder layer only (no eh_proj, no
 // logits); Megatron adds eh_proj (2h -> h) and a logits GEMM per module.
 TEST(Flops, MtpAccountingPerConvention) {
-  auto v3 = LoadModel("deepseek-v3");
+  auto v3 = LoadModel(mfu::RealFileSystem(), "deepseek-v3");
   ASSERT_TRUE(v3.ok());
   ModelSpec no_mtp = *v3;
   no_mtp.mtp_layers = 0;

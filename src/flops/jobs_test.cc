@@ -17,7 +17,7 @@ namespace mfu {
 namespace {
 
 ModelSpec Llama8b() {
-  auto m = LoadModel("llama-3.1-8b");
+  auto m = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   EXPECT_TRUE(m.ok()) << m.status().message();
   return m.ok() ? *m : ModelSpec{};
 }

@@ -64,7 +64,7 @@ constexpr double kLlama8bParams = 8'030'261'248.0;
 // The default state is Megatron-Core's: 2 (bf16) + 4 (fp32 main grads) + 4
 // (fp32 master) + 8 (two fp32 Adam moments) = 18 bytes per parameter.
 TEST(Memory, DefaultStateIsMegatrons18BytesPerParam) {
-  auto spec = LoadModel("llama-3.1-8b");
+  auto spec = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   ASSERT_TRUE(spec.ok());
   TrainingMemoryOptions o;
   o.seq_len = 8192;
@@ -152,7 +152,7 @@ TEST(Memory, PresetsAndUnknownNames) {
 // 6 + 12/8 = 7.5 bytes per parameter; torchtitan's FSDP 16/8 = 2 plus two
 // gathered bf16 layers.
 TEST(Memory, PerGpuStateOfLlama8bOnEightGpus) {
-  auto spec = LoadModel("llama-3.1-8b");
+  auto spec = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   ASSERT_TRUE(spec.ok());
   TrainingMemoryOptions o;
   o.seq_len = 8192;
@@ -183,7 +183,7 @@ TEST(Memory, PerGpuStateOfLlama8bOnEightGpus) {
 // Llama-3.1-70B, tp 8 pp 4 vpp 5, 64 micro-batches: 20 layers on a stage,
 // 4 x (1 + 3/20) = 4.6 micro-batches in flight on the first; no output layer.
 TEST(Memory, PerGpuActivationsOfAnInterleavedPipeline) {
-  auto spec = LoadModel("llama-3.1-70b");
+  auto spec = LoadModel(mfu::RealFileSystem(), "llama-3.1-70b");
   ASSERT_TRUE(spec.ok());
   TrainingMemoryOptions o;
   o.seq_len = 8192;
@@ -203,7 +203,7 @@ TEST(Memory, PerGpuActivationsOfAnInterleavedPipeline) {
 
 // Each error names the offending field first (the flag of mfu memory).
 TEST(Memory, BadLayoutsNameTheField) {
-  auto spec = LoadModel("llama-3.1-8b");
+  auto spec = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   ASSERT_TRUE(spec.ok());
   auto first_word = [&](const ParallelLayout& l, int64_t seq = 8192) {
     Status s = ValidateParallelLayout(*spec, seq, l);
@@ -232,18 +232,18 @@ TEST(Memory, BadLayoutsNameTheField) {
 
 TEST(Memory, KvCacheGqaMlaAndWindows) {
   // Llama-3.1-8B: 32 layers x 8 kv heads x (128 + 128) x 2 bytes = 131072 B/token.
-  auto llama = LoadModel("llama-3.1-8b");
+  auto llama = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   ASSERT_TRUE(llama.ok());
   auto kv = ComputeKvCache(*llama, DType::kBf16, 8192);
   ASSERT_TRUE(kv.ok());
   EXPECT_DOUBLE_EQ(kv->bytes_per_token, 32.0 * 8 * 256 * 2);
   EXPECT_DOUBLE_EQ(kv->bytes_per_sequence, 8192 * 32.0 * 8 * 256 * 2);
   // DeepSeek-V3 MLA: 61 layers x (512 + 64) latent x 2 bytes = 70,272 B/token.
-  auto v3 = LoadModel("deepseek-v3");
+  auto v3 = LoadModel(mfu::RealFileSystem(), "deepseek-v3");
   ASSERT_TRUE(v3.ok());
   EXPECT_DOUBLE_EQ(ComputeKvCache(*v3, DType::kBf16, 100)->bytes_per_token, 61.0 * 576 * 2);
   // gpt-oss-120b: 18 sliding layers (window 128) + 18 full, 8 kv heads x 128.
-  auto oss = LoadModel("gpt-oss-120b");
+  auto oss = LoadModel(mfu::RealFileSystem(), "gpt-oss-120b");
   ASSERT_TRUE(oss.ok());
   auto okv = ComputeKvCache(*oss, DType::kFp8, 4096);
   ASSERT_TRUE(okv.ok());

@@ -86,40 +86,40 @@ TEST(ConfigReader, MoeTopKAboveExperts) {
 }
 
 TEST(ConfigReader, HeadDimIsItsOwnKey) {
-  auto qwen3 = LoadModel("qwen3-32b");  // 64 heads x 128 = 8192 != hidden 5120
+  auto qwen3 = LoadModel(mfu::RealFileSystem(), "qwen3-32b");  // 64 heads x 128 = 8192 != hidden 5120
   ASSERT_TRUE(qwen3.ok());
   EXPECT_EQ(qwen3->head_dim, 128);
   EXPECT_EQ(qwen3->hidden, 5120);
 }
 
 TEST(ConfigReader, SlidingWindowPatterns) {
-  auto gemma2 = LoadModel("gemma-2-9b");  // even layers slide (HF Gemma2)
+  auto gemma2 = LoadModel(mfu::RealFileSystem(), "gemma-2-9b");  // even layers slide (HF Gemma2)
   ASSERT_TRUE(gemma2.ok());
   EXPECT_EQ(gemma2->layers[0].window, 4096);
   EXPECT_EQ(gemma2->layers[1].window, 0);
-  auto gemma3 = LoadModel("gemma-3-1b-it");  // 5 local : 1 global
+  auto gemma3 = LoadModel(mfu::RealFileSystem(), "gemma-3-1b-it");  // 5 local : 1 global
   ASSERT_TRUE(gemma3.ok());
   EXPECT_EQ(gemma3->layers[4].window, 512);
   EXPECT_EQ(gemma3->layers[5].window, 0);
-  auto oss = LoadModel("gpt-oss-120b");  // layer_types
+  auto oss = LoadModel(mfu::RealFileSystem(), "gpt-oss-120b");  // layer_types
   ASSERT_TRUE(oss.ok());
   EXPECT_EQ(oss->layers[0].window, 128);
   EXPECT_EQ(oss->layers[1].window, 0);
-  auto qwen = LoadModel("qwen2.5-7b-instruct");  // use_sliding_window false
+  auto qwen = LoadModel(mfu::RealFileSystem(), "qwen2.5-7b-instruct");  // use_sliding_window false
   ASSERT_TRUE(qwen.ok());
   for (const auto& layer : qwen->layers)
     EXPECT_EQ(layer.window, 0);
-  auto mistral = LoadModel("mistral-7b-v0.1");  // MLC's sliding_window_size
+  auto mistral = LoadModel(mfu::RealFileSystem(), "mistral-7b-v0.1");  // MLC's sliding_window_size
   ASSERT_TRUE(mistral.ok());
   EXPECT_EQ(mistral->layers[31].window, 4096);
 }
 
 TEST(ConfigReader, DeepSeekLayersAndMtp) {
-  auto v3 = LoadModel("deepseek-v3");
+  auto v3 = LoadModel(mfu::RealFileSystem(), "deepseek-v3");
   ASSERT_TRUE(v3.ok());
   EXPECT_EQ(v3->num_moe_layers(), 58);  // 61 layers, first 3 dense
   EXPECT_EQ(v3->mtp_layers, 1);
-  auto lite = LoadModel("deepseek-v2-lite");  // q_lora_rank null
+  auto lite = LoadModel(mfu::RealFileSystem(), "deepseek-v2-lite");  // q_lora_rank null
   ASSERT_TRUE(lite.ok());
   EXPECT_EQ(lite->mla.q_lora_rank, 0);
 }
@@ -137,16 +137,16 @@ TEST(ConfigReader, MultimodalTextConfig) {
 }
 
 TEST(LoadModel, PresetMatching) {
-  EXPECT_TRUE(LoadModel("llama-3.1-8b").ok());
-  EXPECT_TRUE(LoadModel("LLAMA-3.1-8B-Instruct").ok());
-  auto ambiguous = LoadModel("mistral-7b");
+  EXPECT_TRUE(LoadModel(mfu::RealFileSystem(), "llama-3.1-8b").ok());
+  EXPECT_TRUE(LoadModel(mfu::RealFileSystem(), "LLAMA-3.1-8B-Instruct").ok());
+  auto ambiguous = LoadModel(mfu::RealFileSystem(), "mistral-7b");
   ASSERT_FALSE(ambiguous.ok());
   EXPECT_EQ(ambiguous.status().message(),
             "model 'mistral-7b' is ambiguous; candidates: mistral-7b-instruct-v0.3, mistral-7b-v0.1");
-  auto typo = LoadModel("qwen3-8c");
+  auto typo = LoadModel(mfu::RealFileSystem(), "qwen3-8c");
   ASSERT_FALSE(typo.ok());
   EXPECT_NE(typo.status().message().find("did you mean 'qwen3-8b'"), std::string::npos);
-  auto missing_file = LoadModel("/nonexistent/config.json");
+  auto missing_file = LoadModel(mfu::RealFileSystem(), "/nonexistent/config.json");
   ASSERT_FALSE(missing_file.ok());
   EXPECT_EQ(missing_file.status().code(), StatusCode::kNotFound);
 }

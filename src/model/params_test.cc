@@ -51,7 +51,7 @@ class PresetParams : public ::testing::TestWithParam<Expected> {};
 
 TEST_P(PresetParams, MatchesPublishedCountExactly) {
   const Expected& e = GetParam();
-  auto spec = LoadModel(e.preset);
+  auto spec = LoadModel(mfu::RealFileSystem(), e.preset);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   ParamCounts p = CountParams(*spec);
   EXPECT_EQ(p.total, e.total) << e.preset;
@@ -71,7 +71,7 @@ TEST(Params, EveryShippedPresetHasAnExpectedCount) {
   auto presets = ListModelPresets();
   int decoders = 0;
   for (const auto& preset : presets) {
-    auto spec = LoadModel(preset.name);
+    auto spec = LoadModel(mfu::RealFileSystem(), preset.name);
     ASSERT_TRUE(spec.ok()) << preset.name << ": " << spec.status().message();
     EXPECT_FALSE(preset.origin.empty()) << preset.name << " has no origin in data/models/SOURCES.csv";
     if (spec->arch == ArchKind::kDecoder)
@@ -83,17 +83,17 @@ TEST(Params, EveryShippedPresetHasAnExpectedCount) {
 TEST(Params, VendorActiveExcludesInputEmbedding) {
   // DeepSeek-V3 report: 37B activated (LM head in, embedding lookup out);
   // gpt-oss model card: 5.13B active excluding the embedding.
-  auto v3 = LoadModel("deepseek-v3");
+  auto v3 = LoadModel(mfu::RealFileSystem(), "deepseek-v3");
   ASSERT_TRUE(v3.ok());
   EXPECT_EQ(CountParams(*v3).active_non_embedding, 37'552'297'472.0 - 129280.0 * 7168);
-  auto oss = LoadModel("gpt-oss-120b");
+  auto oss = LoadModel(mfu::RealFileSystem(), "gpt-oss-120b");
   ASSERT_TRUE(oss.ok());
   EXPECT_NEAR(CountParams(*oss).active_non_embedding / 1e9, 5.13, 0.005);
 }
 
 TEST(Params, DeepSeekV3MtpModuleIsSeparate) {
   // model-configs/README.md: "+MTP 11.5B unique" beside the 671B total.
-  auto v3 = LoadModel("deepseek-v3");
+  auto v3 = LoadModel(mfu::RealFileSystem(), "deepseek-v3");
   ASSERT_TRUE(v3.ok());
   EXPECT_NEAR(CountParams(*v3).mtp / 1e9, 11.5, 0.15);
 }
@@ -104,17 +104,17 @@ TEST(Params, WanDitCounts) {
   // from the module list of wan/modules/model.py worked by hand:
   // block = 8d^2 + 2d*ffn + ffn + 21d with d=5120, ffn=13824 -> 351,394,304;
   // embedders/time projection/head = 232,719,424.
-  auto wan = LoadModel("wan2.1-t2v-14b");
+  auto wan = LoadModel(mfu::RealFileSystem(), "wan2.1-t2v-14b");
   ASSERT_TRUE(wan.ok()) << wan.status().message();
   ParamCounts p = CountParams(*wan);
   EXPECT_EQ(p.total, 40.0 * 351'394'304 + 232'719'424);
   EXPECT_NEAR(p.total / 1e9, 14.0, 0.5);
   // Wan2.1-T2V-1.3B ("1.3B" by name): the same formulas with d=1536,
   // ffn=8960, 30 blocks: 30 x 46,440,704 + 25,775,680 embedders.
-  auto small = LoadModel("wan2.1-t2v-1.3b");
+  auto small = LoadModel(mfu::RealFileSystem(), "wan2.1-t2v-1.3b");
   ASSERT_TRUE(small.ok());
   EXPECT_EQ(CountParams(*small).total, 30.0 * 46'440'704 + 25'775'680);
-  auto ti2v = LoadModel("wan2.2-ti2v-5b");
+  auto ti2v = LoadModel(mfu::RealFileSystem(), "wan2.2-ti2v-5b");
   ASSERT_TRUE(ti2v.ok());
   EXPECT_NEAR(CountParams(*ti2v).total / 1e9, 5.0, 0.1);  // published 5B
 }

@@ -357,7 +357,7 @@ Status CheckOptions(const CalibrateOptions& options, const std::vector<std::stri
 }
 
 const EfficiencyParams* FindFamily(const EfficiencyDb& db, const std::string& family) {
-  for (const EfficiencyParams& p : db.families()) {
+  for (const EfficiencyParams& p : db.all()) {
     if (p.family == family)
       return &p;
   }

@@ -49,8 +49,9 @@ std::vector<PrefillPoint> PrefillSweep(const InferenceModel& model, double input
   return points;
 }
 
-StatusOr<SpeculativeReport> SpeculativeDecoding(const InferenceModel& model, double batch, double context,
-                                                int64_t draft_tokens, double acceptance, const std::string& drafter) {
+StatusOr<SpeculativeReport> SpeculativeDecoding(const FileSystem& fs, const InferenceModel& model, double batch,
+                                                double context, int64_t draft_tokens, double acceptance,
+                                                const std::string& drafter) {
   SpeculativeReport r;
   r.draft_tokens = draft_tokens;
   r.acceptance = acceptance;
@@ -60,7 +61,7 @@ StatusOr<SpeculativeReport> SpeculativeDecoding(const InferenceModel& model, dou
     return r;
   }
   // The draft model on one GPU, at the target's precisions and framework.
-  MFU_ASSIGN_OR_RETURN(ModelSpec spec, LoadModel(drafter));
+  MFU_ASSIGN_OR_RETURN(ModelSpec spec, LoadModel(fs, drafter));
   const auto draft_spec = std::make_unique<ModelSpec>(std::move(spec));
   InferenceSetup setup = model.setup();
   setup.model = draft_spec.get();

@@ -45,7 +45,7 @@ const Env& E() {
 }
 
 ModelSpec Load(const char* name) {
-  auto m = LoadModel(name);
+  auto m = LoadModel(mfu::RealFileSystem(), name);
   EXPECT_TRUE(m.ok()) << m.status().message();
   return std::move(m).value();
 }

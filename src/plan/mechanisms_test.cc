@@ -75,7 +75,7 @@ TEST(Mechanisms, Fp8QuantizationTrafficByHand) {
 // shipped model must land inside that range (it predicted 1.6-1.95x with
 // attention at the FP8 peak and no casts).
 TEST(Mechanisms, Fp8SpeedupWithinPublishedRange) {
-  StatusOr<ModelSpec> m = LoadModel("llama-3.1-8b");
+  StatusOr<ModelSpec> m = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   ASSERT_TRUE(m.ok());
   const PerfModel pm = MakeWith(*m, 8192, 8, nullptr, Shipped().For("h100-sxm5-80gb"), Framework("torchtitan"));
   TrainingConfig c = Layout(1, 1, 1, 8);
@@ -93,7 +93,7 @@ TEST(Mechanisms, Fp8SpeedupWithinPublishedRange) {
 // smoothly with cp (no cliff), attention dominates, and a framework that
 // overlaps the ring (megatron-core) hides most of the exchange.
 TEST(Mechanisms, ContextParallelIsSmoothAndMostlyHidden) {
-  StatusOr<ModelSpec> m = LoadModel("llama-3.1-8b");
+  StatusOr<ModelSpec> m = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   ASSERT_TRUE(m.ok());
   const PerfModel pm =
       MakeWith(*m, 131072, 16, "dgx-h100", Shipped().For("h100-sxm5-80gb"), Framework("megatron-core"));
@@ -114,7 +114,7 @@ TEST(Mechanisms, ContextParallelIsSmoothAndMostlyHidden) {
 }
 
 TEST(Mechanisms, RingOverlapHidesWhatAllGatherExposes) {
-  StatusOr<ModelSpec> m = LoadModel("llama-3.1-8b");
+  StatusOr<ModelSpec> m = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   ASSERT_TRUE(m.ok());
   FrameworkProfile ring = Framework("megatron-core");
   FrameworkProfile gather = ring;

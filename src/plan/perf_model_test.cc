@@ -508,7 +508,7 @@ TEST(PerfModelCreate, RejectsMissingOrInvalidInputs) {
   EXPECT_EQ(PerfModel::Create(bad).status().code(), StatusCode::kInvalidArgument);
 
   // A diffusion transformer is not modelled.
-  StatusOr<ModelSpec> wan = LoadModel("wan2.1-t2v-1.3b");
+  StatusOr<ModelSpec> wan = LoadModel(mfu::RealFileSystem(), "wan2.1-t2v-1.3b");
   ASSERT_TRUE(wan.ok()) << wan.status().message();
   bad = s;
   bad.model = &*wan;
@@ -674,7 +674,7 @@ TEST(PerfModelMemory, SameBytesAsMfuMemory) {
   };
   for (const SameMemoryCase& k : cases) {
     SCOPED_TRACE(std::string(k.model) + " state " + k.state + " zero " + std::to_string(k.zero));
-    StatusOr<ModelSpec> model = LoadModel(k.model);
+    StatusOr<ModelSpec> model = LoadModel(mfu::RealFileSystem(), k.model);
     ASSERT_TRUE(model.ok()) << model.status().message();
     StatusOr<TrainingStateDtypes> state = TrainingStatePreset(k.state);
     ASSERT_TRUE(state.ok());

@@ -109,7 +109,7 @@ TEST(LayerVector, TrainingStepByHand) {
 // Inference: a one-token decode step pays every kernel's floor, once per
 // layer, on top of what the same kernels cost without floors.
 TEST(LayerVector, OneTokenDecodePaysEachFloor) {
-  StatusOr<ModelSpec> m = LoadModel("llama-3.1-8b");
+  StatusOr<ModelSpec> m = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   ASSERT_TRUE(m.ok());
   InferenceSetup s;
   s.model = &*m;

@@ -30,7 +30,7 @@ nlohmann::json ReportJson(const AccuracyReport& r) {
 
 nlohmann::json FamiliesJson(const EfficiencyDb& db) {
   nlohmann::json families = nlohmann::json::array();
-  for (const EfficiencyParams& p : db.families()) {
+  for (const EfficiencyParams& p : db.all()) {
     nlohmann::json f = {{"family", p.family}, {"source", p.source}};
     for (const EfficiencyParamInfo& info : EfficiencyParamInfos())
       f[info.name] = p.*info.field;
@@ -100,6 +100,10 @@ nlohmann::json CrossValidationJson(const CrossValidation& cv) {
 }
 
 }  // namespace
+}  // namespace mfu::report
+
+namespace mfu {
+using namespace report;  // this file's helpers and the shared JSON shapes
 
 std::string RenderCalibrationJson(const TrainingRunSet& runs, const CrossValidation& cv, const CalibrationView& v) {
   const CalibrationResult& result = cv.fit;
@@ -127,4 +131,4 @@ std::string RenderCalibrationJson(const TrainingRunSet& runs, const CrossValidat
   return JsonText(j);
 }
 
-}  // namespace mfu::report
+}  // namespace mfu

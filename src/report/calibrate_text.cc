@@ -136,6 +136,10 @@ void PrintCrossValidation(std::ostream& out, const CrossValidation& cv) {
 }
 
 }  // namespace
+}  // namespace mfu::report
+
+namespace mfu {
+using namespace report;  // this file's helpers and the shared JSON shapes
 
 std::string RenderCalibrationText(const TrainingRunSet& runs, const CrossValidation& cv, const CalibrationView& v) {
   std::ostringstream out;
@@ -157,4 +161,4 @@ std::string RenderCalibrationText(const TrainingRunSet& runs, const CrossValidat
   return out.str();
 }
 
-}  // namespace mfu::report
+}  // namespace mfu

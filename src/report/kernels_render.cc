@@ -78,6 +78,10 @@ void PrintFigures(std::ostream& out, const KernelValidation& v) {
 }
 
 }  // namespace
+}  // namespace mfu::report
+
+namespace mfu {
+using namespace report;  // this file's helpers and the shared JSON shapes
 
 std::string RenderKernelValidationJson(const KernelValidation& v, const std::string& figures_path) {
   nlohmann::json j = JsonEnvelope();
@@ -109,4 +113,4 @@ std::string RenderKernelValidationText(const std::vector<KernelFigure>& figures,
   return out.str();
 }
 
-}  // namespace mfu::report
+}  // namespace mfu

@@ -135,6 +135,10 @@ json TopJson(const PlanStudy& study) {
 }
 
 }  // namespace
+}  // namespace mfu::report
+
+namespace mfu {
+using namespace report;  // this file's helpers and the shared JSON shapes
 
 std::string RenderPredictJson(const ResolvedTraining& s, const PredictResult& r) {
   json j = JsonEnvelope();
@@ -168,4 +172,4 @@ std::string RenderPlanJson(const ResolvedTraining& s, const PlanStudy& study) {
   return JsonText(j);
 }
 
-}  // namespace mfu::report
+}  // namespace mfu

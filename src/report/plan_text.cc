@@ -176,6 +176,10 @@ void PrintScaling(std::ostream& out, const ResolvedTraining& s, const PlanStudy&
 }
 
 }  // namespace
+}  // namespace mfu::report
+
+namespace mfu {
+using namespace report;  // this file's helpers and the shared JSON shapes
 
 std::string DifferenceSummary(const ConfigDifference& d) {
   std::vector<std::string> fields;
@@ -216,4 +220,4 @@ std::string RenderPlanText(const ResolvedTraining& s, const PlanStudy& study, bo
   return out.str();
 }
 
-}  // namespace mfu::report
+}  // namespace mfu

@@ -292,7 +292,7 @@ TEST(KernelClassifier, RuleErrorsNameTheLine) {
 
 TEST(KernelClassifier, RulesFileFromDisk) {
   KernelClassifier c;
-  ASSERT_TRUE(c.AddRulesFile(std::string(MFU_SOURCE_DIR) + "/data/kernels/kernel_classes.csv").ok());
+  ASSERT_TRUE(c.AddFile(mfu::RealFileSystem(), std::string(MFU_SOURCE_DIR) + "/data/kernels/kernel_classes.csv").ok());
   EXPECT_EQ(c.all().size(), testing::BuiltinClassifier().all().size());
   EXPECT_EQ(c.Classify(TraceEventKind::kKernel, "nvjet_tst_64x64"), KernelClass::kGemm);
 }

@@ -1,0 +1,133 @@
+// The library is the product: this test links only mfu::mfu (no CLI code),
+// runs a whole trace job, a predict, a plan and an infer through the public
+// API, renders them with the library's renderers, and checks that the JSON
+// (and the text) equal, byte for byte, what the `mfu` binary prints for the
+// same request. A front end (bindings, an exporter) built the same way gets
+// the same schema.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "mfu/catalog.h"
+#include "mfu/file_system.h"
+#include "mfu/inference_job.h"
+#include "mfu/model.h"
+#include "mfu/report_infer.h"
+#include "mfu/report_plan.h"
+#include "mfu/report_trace.h"
+#include "mfu/trace_job.h"
+#include "mfu/training_setup.h"
+
+namespace mfu {
+namespace {
+
+// stdout of `mfu <args>` run from the source root (the paths below are
+// relative to it, as the CLI prints them).
+std::string RunCli(const std::string& args) {
+  const std::string command = std::string("cd '") + MFU_SOURCE_DIR + "' && '" + MFU_BINARY + "' " + args;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  EXPECT_NE(pipe, nullptr) << command;
+  std::string out;
+  std::array<char, 65536> buffer{};
+  size_t n = 0;
+  while (pipe && (n = fread(buffer.data(), 1, buffer.size(), pipe.get())) > 0)
+    out.append(buffer.data(), n);
+  return out;
+}
+
+// The search's wall time is the one field that differs between two runs.
+std::string MaskElapsed(const std::string& json) {
+  static const std::regex kSeconds(R"re(("seconds": )[0-9.eE+-]+)re");
+  return std::regex_replace(json, kSeconds, "$1<elapsed>");
+}
+
+class LibraryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StatusOr<Catalog> catalog = Catalog::LoadBuiltin();
+    ASSERT_TRUE(catalog.ok()) << catalog.status().message();
+    catalog_ = std::make_unique<Catalog>(std::move(*catalog));
+  }
+  ModelSpec Model(const std::string& name) const {
+    StatusOr<ModelSpec> m = LoadModel(InMemoryFileSystem(), name);
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    return m.ok() ? *m : ModelSpec{};
+  }
+  std::unique_ptr<Catalog> catalog_;
+};
+
+TEST_F(LibraryTest, TraceJobEqualsTheCli) {
+  const std::string path = "tests/data/traces/nccl_collectives_a100.json.gz";
+  TraceJobOptions options;
+  options.threads = 2;
+  StatusOr<JobAnalysis> job = AnalyzeTracePaths({std::string(MFU_SOURCE_DIR) + "/" + path}, *catalog_, options);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  // The CLI was given the relative path; the rank's path is the one field
+  // that names it.
+  for (RankAnalysis& r : job->ranks)
+    r.trace.path = path;
+  EXPECT_EQ(RenderTraceJobJson(*job, options), RunCli("trace " + path + " --threads 2 --json"));
+  EXPECT_EQ(RenderTraceJobText(*job, options, false), RunCli("trace " + path + " --threads 2"));
+}
+
+TrainingRequest Llama8bOnDgxH100(ModelSpec model) {
+  TrainingRequest request;
+  request.model = std::move(model);
+  request.hardware.cluster = "dgx-h100";
+  request.hardware.gpus = 64;
+  request.seq_len = 8192;
+  return request;
+}
+
+TEST_F(LibraryTest, PredictEqualsTheCli) {
+  StatusOr<std::unique_ptr<ResolvedTraining>> setup =
+      ResolveTrainingSetup(*catalog_, Llama8bOnDgxH100(Model("llama-3.1-8b")));
+  ASSERT_TRUE(setup.ok()) << setup.status().message();
+  TrainingConfigRequest config_request;
+  config_request.tp = 2;
+  config_request.gbs = 256;
+  StatusOr<TrainingConfig> config = ResolveTrainingConfig(**setup, config_request);
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  StatusOr<PredictResult> result = PredictTraining(**setup, *config);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  const std::string args = "predict --model llama-3.1-8b --cluster dgx-h100 --gpus 64 --seq-len 8192 --tp 2 --gbs 256";
+  EXPECT_EQ(RenderPredictJson(**setup, *result), RunCli(args + " --json"));
+  EXPECT_EQ(RenderPredictText(**setup, *result), RunCli(args));
+}
+
+TEST_F(LibraryTest, PlanEqualsTheCli) {
+  StatusOr<std::unique_ptr<ResolvedTraining>> setup =
+      ResolveTrainingSetup(*catalog_, Llama8bOnDgxH100(Model("llama-3.1-8b")));
+  ASSERT_TRUE(setup.ok()) << setup.status().message();
+  PlanRequest request;
+  request.options.global_batch = 512;
+  StatusOr<PlanStudy> study = RunPlanStudy(**setup, request);
+  ASSERT_TRUE(study.ok()) << study.status().message();
+  const std::string args = "plan --model llama-3.1-8b --cluster dgx-h100 --gpus 64 --seq-len 8192 --gbs 512";
+  EXPECT_EQ(MaskElapsed(RenderPlanJson(**setup, *study)), MaskElapsed(RunCli(args + " --json")));
+  EXPECT_EQ(RenderPlanText(**setup, *study, /*timing=*/false), RunCli(args));
+}
+
+TEST_F(LibraryTest, InferEqualsTheCli) {
+  InferenceRequest request;
+  request.model = Model("llama-3.1-8b");
+  request.gpu = "h100";
+  request.input_len = 1000;
+  request.output_len = 500;
+  request.draft_tokens = 4;
+  request.acceptance = 0.7;
+  StatusOr<InferenceResult> result = RunInferenceJob(*catalog_, RealFileSystem(), request);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  const std::string args =
+      "infer --model llama-3.1-8b --gpu h100 --input-len 1000 --output-len 500 --draft-tokens 4 --acceptance 0.7";
+  EXPECT_EQ(RenderInferenceJson(*result), RunCli(args + " --json"));
+  EXPECT_EQ(RenderInferenceText(*result), RunCli(args));
+}
+
+}  // namespace
+}  // namespace mfu
