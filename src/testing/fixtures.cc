@@ -9,9 +9,15 @@ namespace {
 
 // The value of `loaded`, reported as a test failure when it is an error.
 template <typename T>
-const T& Keep(StatusOr<T> loaded) {
+T ValueOf(StatusOr<T> loaded) {
   EXPECT_TRUE(loaded.ok()) << loaded.status().message();
-  return *new T(loaded.ok() ? std::move(loaded).value() : T());
+  return loaded.ok() ? std::move(loaded).value() : T();
+}
+
+// ValueOf, kept alive for the whole run (held by a function-local static).
+template <typename T>
+const T& Keep(StatusOr<T> loaded) {
+  return *new T(ValueOf(std::move(loaded)));
 }
 
 }  // namespace
@@ -28,7 +34,7 @@ ModelSpec TinyModel() {
   o.heads = 4;
   o.ffn = 1024;
   o.vocab = 1000;
-  return Keep(BuildGenericModel(o));
+  return ValueOf(BuildGenericModel(o));
 }
 
 const HardwareDb& BuiltinHardware() {
