@@ -18,7 +18,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "mfu/flops.h"
 #include "mfu/hwdb.h"
@@ -97,6 +99,34 @@ Utilization MakeUtilization(Convention convention, DType precision, double model
 // device lists only one of them (their tensor-core rates are equal on every
 // accelerator that lists both). 0 when neither is listed.
 double DensePeakFlops(const Accelerator& gpu, DType precision);
+
+// ------------------------------------------------------------------- Notes
+
+// What a result depends on beyond what the request said, and what a reader
+// should doubt: one vocabulary for every job. Text renders one line per note
+// ("assumed: ...", "warning: ..."); JSON renders "notes": [{"kind", "code",
+// "message"}]. Codes are stable identifiers scripts may test
+// ("default_global_batch", "mfu_above_peak", "unvalidated_family", ...);
+// messages are one sentence and name request fields as Param("x") does.
+enum class NoteKind : uint8_t {
+  kAssumption = 0,  // a default that changes the answer
+  kWarning,         // an implausible or unvalidated figure
+};
+
+const char* NoteKindName(NoteKind kind);  // "assumption", "warning"
+
+struct Note {
+  NoteKind kind = NoteKind::kWarning;
+  std::string code;
+  std::string message;
+};
+
+// A warning when MFU or HFU of `u` exceeds 100% of the dense peak (nullopt
+// when both are at most 1 or the peak is unknown). `likely_causes` completes
+// the sentence "... above 100% of the dense peak: likely ...", e.g. "the
+// throughput is for the whole job, not per GPU, or the model is not the one
+// that ran".
+std::optional<Note> CheckUtilizationPlausible(const Utilization& u, std::string_view likely_causes);
 
 // ------------------------------------------------------------- Collectives
 

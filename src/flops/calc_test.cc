@@ -8,11 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/csv.h"
 #include "base/file_system.h"
+#include "mfu/result.h"
 
 namespace mfu {
 namespace {
@@ -217,6 +219,31 @@ TEST(Calc, Bands) {
   EXPECT_EQ(MfuBand(0.2), "below the typical 30-60% band");
   EXPECT_EQ(MfuBand(0.45), "within the typical 30-60% band");
   EXPECT_EQ(MfuBand(0.7), "leading: the best published runs reach ~70%");
+}
+
+// The plausibility note every job attaches: 1,000 TFLOP/s of model FLOPs on a
+// 989 TFLOP/s peak is 101.1%, above the peak; 500 is not.
+TEST(Notes, UtilizationAbovePeakIsAWarning) {
+  const double peak = 989e12;
+  Utilization over = MakeUtilization(Convention::kMegatron, DType::kBf16, 1000e12, 1000e12, peak);
+  std::optional<Note> note = CheckUtilizationPlausible(over, "the throughput is for the whole job");
+  ASSERT_TRUE(note.has_value());
+  EXPECT_EQ(note->kind, NoteKind::kWarning);
+  EXPECT_EQ(note->code, "mfu_above_peak");
+  EXPECT_EQ(note->message,
+            "MFU 101.1% is above 100% of the dense bf16 peak, which no job reaches: likely the throughput is for "
+            "the whole job");
+  EXPECT_FALSE(CheckUtilizationPlausible(MakeUtilization(Convention::kMegatron, DType::kBf16, 500e12, 600e12, peak), "")
+                   .has_value());
+  // Only HFU above the peak (recompute counted twice, say).
+  std::optional<Note> hfu =
+      CheckUtilizationPlausible(MakeUtilization(Convention::kMegatron, DType::kBf16, 900e12, 1200e12, peak), "");
+  ASSERT_TRUE(hfu.has_value());
+  EXPECT_EQ(hfu->message, "HFU 121.3% is above 100% of the dense bf16 peak, which no job reaches");
+  // No peak: nothing to say.
+  EXPECT_FALSE(
+      CheckUtilizationPlausible(MakeUtilization(Convention::kMegatron, DType::kBf16, 1e15, 1e15, 0), "x").has_value());
+  EXPECT_STREQ(NoteKindName(NoteKind::kAssumption), "assumption");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iterator>
 #include <numeric>
 #include <string>
@@ -104,6 +105,29 @@ Utilization MakeUtilization(Convention convention, DType precision, double model
   u.mfu = Ratio(model_flops_per_s, peak_flops_per_s);
   u.hfu = Ratio(hardware_flops_per_s, peak_flops_per_s);
   return u;
+}
+
+const char* NoteKindName(NoteKind kind) {
+  return kind == NoteKind::kAssumption ? "assumption" : "warning";
+}
+
+std::optional<Note> CheckUtilizationPlausible(const Utilization& u, std::string_view likely_causes) {
+  if (!(u.peak_flops_per_s > 0))
+    return std::nullopt;
+  const bool mfu_high = u.mfu > 1.0 || !std::isfinite(u.mfu);
+  const bool hfu_high = u.hfu > 1.0 || !std::isfinite(u.hfu);
+  if (!mfu_high && !hfu_high)
+    return std::nullopt;
+  char figure[96];
+  std::snprintf(figure, sizeof figure, "%s %.1f%%", mfu_high ? "MFU" : "HFU", 100.0 * (mfu_high ? u.mfu : u.hfu));
+  Note note;
+  note.kind = NoteKind::kWarning;
+  note.code = "mfu_above_peak";
+  note.message =
+      std::string(figure) + " is above 100% of the dense " + DTypeName(u.precision) + " peak, which no job reaches";
+  if (!likely_causes.empty())
+    note.message += ": likely " + std::string(likely_causes);
+  return note;
 }
 
 double DensePeakFlops(const Accelerator& gpu, DType precision) {

@@ -57,6 +57,18 @@ nlohmann::json UtilizationJson(const Utilization& u) {
           {"hfu", u.hfu}};
 }
 
+nlohmann::json NotesJson(const std::vector<Note>& notes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Note& note : notes)
+    out.push_back({{"kind", NoteKindName(note.kind)}, {"code", note.code}, {"message", note.message}});
+  return out;
+}
+
+void PrintNotes(std::ostream& out, const std::vector<Note>& notes) {
+  for (const Note& note : notes)
+    out << (note.kind == NoteKind::kAssumption ? "assumed: " : "warning: ") << note.message << "\n";
+}
+
 int64_t JsonInt(double value) {
   return std::isfinite(value) ? std::llround(value) : 0;
 }

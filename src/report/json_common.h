@@ -18,6 +18,7 @@
 
 #include <iosfwd>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "mfu/flops.h"
 #include "mfu/hwdb.h"
@@ -42,6 +43,11 @@ nlohmann::json UtilizationJson(const Utilization& u);
 // A byte or count as a JSON integer (rounded; doubles print as 1.0e10).
 int64_t JsonInt(double value);
 nlohmann::json ParamsJson(const ParamCounts& params);
+// "notes": [{"kind": "assumption"|"warning", "code", "message"}] (always an
+// array, empty when there are none).
+nlohmann::json NotesJson(const std::vector<Note>& notes);
+// One line per note: "assumed: <message>" or "warning: <message>".
+void PrintNotes(std::ostream& out, const std::vector<Note>& notes);
 
 // "model       llama-3.1-8b-instruct (llama, 32 layers, ...)" and the
 // parameter lines of the terminal report.
