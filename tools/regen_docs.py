@@ -56,6 +56,17 @@ REFERENCE_FLOPS = {
 # HF's); `vendor` is the rounded figure the model's authors publish, with its
 # source. Wan DiTs have no published exact count.
 PUBLISHED_PARAMS = {
+    "glm-4.5": (None, None, "355B / 32B", "GLM-4.5 report, arXiv:2508.06471"),
+    "glm-4.5-air": (None, None, "106B / 12B", "GLM-4.5 report, arXiv:2508.06471"),
+    "kimi-k2": (None, None, "1.04T / 32.6B", "Kimi K2 report, arXiv:2507.20534"),
+    "llama-3-70b": (70553706496, None, "70.6B", "HF meta-llama/Meta-Llama-3-70B"),
+    "llama-3-8b": (8030261248, None, "8.03B", "HF meta-llama/Meta-Llama-3-8B"),
+    "llama-3.3-70b-instruct": (70553706496, None, "70.6B", "HF meta-llama/Llama-3.3-70B-Instruct"),
+    "llama-4-maverick-17b-128e": (None, None, "400B / 17B (with vision)", "Meta Llama 4 model card"),
+    "llama-4-scout-17b-16e": (None, None, "109B / 17B (with vision)", "Meta Llama 4 model card"),
+    "mistral-large-2407": (None, None, "123B", "HF mistralai/Mistral-Large-Instruct-2407 model card"),
+    "qwen2.5-72b": (None, None, "72.7B", "HF Qwen/Qwen2.5-72B model card"),
+    "qwen3-235b-a22b": (None, None, "235B / 22B", "HF Qwen/Qwen3-235B-A22B model card"),
     "deepseek-v2-lite": (15706484224, 2661150208, "15.7B / 2.4B", "DeepSeek-V2 paper, arXiv:2405.04434"),
     "deepseek-v3": (671026419200, 37552297472, "671B / 37B", "DeepSeek-V3 report, arXiv:2412.19437, Table 1"),
     "gemma-2-27b": (27227128320, None, "27.2B", "HF google/gemma-2-27b"),

@@ -20,6 +20,9 @@ struct Cluster {
   std::string id;           // unique, lowercase, e.g. "dgx-h100"
   std::string name;         // "NVIDIA DGX H100"
   std::string accelerator;  // an accelerator id or alias of the hardware database
+  // The cluster a multi-node job on `accelerator` uses when none is named
+  // (ResolveHardware); at most one per accelerator.
+  bool reference = false;
   std::vector<std::string> aliases;
   int gpus_per_node = 8;
   int nvlink_domain_gpus = 8;  // GPUs reachable over the scale-up fabric (NVL72: 72)

@@ -137,19 +137,46 @@ struct ParamCounts {
 // the file in error messages. Every error is kParse (the file is wrong, exit
 // code 1): malformed JSON, an unknown model_type (the message lists the
 // supported families), missing keys, wrong types and absurd values, each
-// naming origin and key.
+// naming origin and key; JSON-library text never appears in a message.
+// `name` is the config's `_name_or_path` when it has one, else empty.
 StatusOr<ModelSpec> ParseModelConfig(std::string_view json_text, std::string_view origin);
 
-// Loads `name_or_path`: a file path read through `fs` (a name with a '/' or
-// ending in ".json", or any name `fs` can read), else a shipped preset
-// matched forgivingly ("llama-3.1-8b" finds "llama-3.1-8b-instruct"). An
-// unknown or ambiguous preset gives kInvalidArgument listing candidates.
+// Where LoadModel looks for a Hugging Face repo id that is no preset.
+struct ModelLookup {
+  // The hub cache directory holding models--<org>--<name>/snapshots/*/;
+  // "" skips the cache.
+  std::string hf_hub_cache;
+};
+// The cache directory as huggingface_hub resolves it: $HF_HUB_CACHE, else
+// $HF_HOME/hub, else $HOME/.cache/huggingface/hub ("" when none is set).
+ModelLookup ModelLookupFromEnvironment();
+
+// Loads `name_or_path`, in this order (docs/models.md, "Model names"):
+//  1. an existing path read through `fs`: a directory means its config.json
+//     (an HF snapshot directory), a file is read (at most
+//     kMaxConfigFileBytes; devices, FIFOs and sockets are refused);
+//  2. a preset by name, alias or HF repo id, forgivingly: case, '_' and
+//     ' ' for '-', "llama3" for "llama-3", variant words (instruct, it,
+//     chat, hf, base) dropped when nothing else matches;
+//  3. an HF repo id ("org/name") in `lookup.hf_hub_cache`: the snapshot
+//     refs/main names, else the only (or newest-named) snapshot.
+// The model is named by its preset name, else the config's `_name_or_path`
+// when that is a repo id, else the repo id of the cache path it was found
+// in, else the directory holding a config.json, else the file stem.
+// Errors: kInvalidArgument for an unknown or ambiguous name (a did-you-mean
+// that prefers the same family and version, or the candidates); kNotFound
+// for files (messages as in mfu/file_system.h) and for a repo id found
+// nowhere (the message says where it looked); kParse for a bad config.
+StatusOr<ModelSpec> LoadModel(const FileSystem& fs, std::string_view name_or_path, const ModelLookup& lookup);
+// As above with ModelLookupFromEnvironment().
 StatusOr<ModelSpec> LoadModel(const FileSystem& fs, std::string_view name_or_path);
 
 struct PresetInfo {
   std::string name;
   std::string family;
-  std::string origin;  // where the config came from (data/models/SOURCES.csv)
+  std::string origin;                // where the config came from (data/models/SOURCES.csv)
+  std::string repo_id;               // Hugging Face repo id (data/models/ALIASES.csv)
+  std::vector<std::string> aliases;  // other accepted names, repo ids included
 };
 // The presets compiled into the library, sorted by name.
 std::vector<PresetInfo> ListModelPresets();

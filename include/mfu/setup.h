@@ -13,6 +13,7 @@
 #include "mfu/catalog.h"
 #include "mfu/cluster.h"
 #include "mfu/hwdb.h"
+#include "mfu/result.h"
 #include "mfu/status.h"
 
 namespace mfu {
@@ -32,13 +33,21 @@ struct ResolvedHardware {
   const Cluster* cluster = nullptr;  // nullptr: a single node of `gpu`
   int64_t gpus = 0;
   std::vector<std::string> derived;  // "gpus = nodes x 8 = 64"
+  // Assumptions made while resolving: "default_cluster" when a multi-node
+  // job named only the GPU and its reference cluster was used.
+  std::vector<Note> notes;
 };
 
+// A job of more GPUs than max_gpus_without_cluster, or with nodes, that names
+// a GPU but no cluster runs on the GPU's reference cluster (the row marked
+// `reference` in the cluster table) and says so in `notes`
+// (Note{kAssumption, "default_cluster", ...}).
 // kInvalidArgument: neither gpu nor cluster; a gpu that contradicts the
-// cluster's accelerator; negative counts; nodes without a cluster; gpus that
-// contradict nodes; no count at all; more GPUs than the cluster allows, or
-// than max_gpus_without_cluster without a cluster; names the catalog does not
-// know (with its suggestions).
+// cluster's accelerator; negative counts; gpus that contradict nodes; no
+// count at all; more GPUs than the cluster allows; a multi-node job on a GPU
+// without a reference cluster (the message lists the GPU's clusters, or says
+// there are none and how to add one); two reference clusters for one GPU;
+// names the catalog does not know (with its suggestions).
 StatusOr<ResolvedHardware> ResolveHardware(const Catalog& catalog, const HardwareRequest& request);
 
 // "parameter 'seq_len'" -> "'seq_len'" formatting helper for library

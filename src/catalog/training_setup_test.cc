@@ -38,7 +38,7 @@ TEST(ResolveTrainingSetup, ResolvesAndNamesParameters) {
   bad = Llama8bOn("h100", 8);
   bad.moe_imbalance = 0.5;
   EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().message().rfind("parameter 'moe_imbalance'", 0), 0u);
-  bad = Llama8bOn("h100", 16);  // two nodes need a cluster
+  bad = Llama8bOn("h20", 16);  // two nodes need a cluster (h20 has no reference cluster)
   EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().code(), StatusCode::kInvalidArgument);
 }
 

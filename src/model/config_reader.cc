@@ -244,6 +244,74 @@ Status ReadDeepSeek(const JsonFields& f, ModelSpec& s) {
   return Status::Ok();
 }
 
+// GLM-4.5 (Glm4MoeForCausalLM): q/k/v biases without an o bias, optional
+// per-head q/k RMSNorm, DeepSeek-style dense-then-MoE layers with one shared
+// expert and a score-correction bias, MTP layers counted apart.
+Status ReadGlm4Moe(const JsonFields& f, ModelSpec& s) {
+  MFU_RETURN_IF_ERROR(ReadLlamaLike(f, s, {}));
+  s.o_bias = false;
+  MFU_ASSIGN_OR_RETURN(s.qk_norm, f.Bool("use_qk_norm", false));
+  MFU_RETURN_IF_ERROR(ReadMoeCommon(f, s, "n_routed_experts", "moe_intermediate_size"));
+  MFU_ASSIGN_OR_RETURN(auto shared, f.OptionalInt("n_shared_experts", 0));
+  s.moe.shared_ffn = shared.value_or(0) * s.moe.expert_ffn;
+  s.moe.score_correction_bias = true;  // Glm4MoeTopkRouter.e_score_correction_bias
+  MFU_ASSIGN_OR_RETURN(auto first_dense, f.OptionalInt("first_k_dense_replace", 0));
+  for (size_t i = 0; i < s.layers.size(); ++i)
+    s.layers[i].moe = static_cast<int64_t>(i) >= first_dense.value_or(0);
+  MFU_ASSIGN_OR_RETURN(auto mtp, f.OptionalInt("num_nextn_predict_layers", 0));
+  s.mtp_layers = mtp.value_or(0);
+  return Status::Ok();
+}
+
+// Llama 4 text model (Llama4TextConfig). MoE layers are `moe_layers`, else
+// every `interleave_moe_layer_step`-th; each has one shared expert of the
+// routed size; dense layers use intermediate_size_mlp. RoPE layers use
+// chunked attention (attention_chunk_size), NoPE layers full attention:
+// mfu has no chunked attention and models it as a sliding window of the
+// chunk size (exact up to one chunk of context, an upper bound beyond).
+// use_qk_norm is a weightless L2 norm: no parameters.
+Status ReadLlama4(const JsonFields& f, const nlohmann::json& object, ModelSpec& s) {
+  MFU_RETURN_IF_ERROR(ReadLlamaLike(f, s, {}));
+  MFU_ASSIGN_OR_RETURN(s.ffn, f.PositiveInt("intermediate_size_mlp"));
+  MFU_RETURN_IF_ERROR(ReadMoeCommon(f, s, "num_local_experts", "intermediate_size"));
+  s.moe.shared_ffn = s.moe.expert_ffn;
+  const auto n = static_cast<int64_t>(s.layers.size());
+  auto moe_layers = object.find("moe_layers");
+  if (moe_layers != object.end() && !moe_layers->is_null()) {
+    if (!moe_layers->is_array())
+      return f.Error("moe_layers", "must be a list of layer indices");
+    for (const auto& v : *moe_layers) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= n)
+        return f.Error("moe_layers", "must hold layer indices below " + std::to_string(n));
+      s.layers[static_cast<size_t>(v.get<int64_t>())].moe = true;
+    }
+  } else {
+    MFU_ASSIGN_OR_RETURN(auto step, f.OptionalInt("interleave_moe_layer_step", 1));
+    for (int64_t i = step.value_or(1) - 1; i < n; i += step.value_or(1))
+      s.layers[static_cast<size_t>(i)].moe = true;
+  }
+  MFU_ASSIGN_OR_RETURN(auto chunk, f.OptionalInt("attention_chunk_size", 1));
+  if (!chunk)
+    return Status::Ok();
+  // no_rope_layers[i] != 0: layer i uses RoPE and chunked attention; the
+  // default (missing or empty) is NoPE on every no_rope_layer_interval-th.
+  MFU_ASSIGN_OR_RETURN(auto interval, f.OptionalInt("no_rope_layer_interval", 1));
+  auto rope = object.find("no_rope_layers");
+  bool listed = rope != object.end() && rope->is_array() && !rope->empty();
+  if (listed && rope->size() != s.layers.size())
+    return f.Error("no_rope_layers", "must list " + std::to_string(n) + " layers");
+  for (int64_t i = 0; i < n; ++i) {
+    const nlohmann::json* flag = listed ? &(*rope)[static_cast<size_t>(i)] : nullptr;
+    bool chunked =
+        flag != nullptr ? !flag->is_number_integer() || flag->get<int64_t>() != 0 : (i + 1) % interval.value_or(4) != 0;
+    if (chunked)
+      s.layers[static_cast<size_t>(i)].window = *chunk;
+  }
+  s.notes.push_back("llama4: chunked attention (" + std::to_string(*chunk) +
+                    "-token chunks) modelled as a sliding window of the chunk size");
+  return Status::Ok();
+}
+
 Status ReadGemmaCommon(const JsonFields& f, ModelSpec& s) {
   MFU_RETURN_IF_ERROR(ReadLlamaLike(f, s, {.tied = true}));
   s.norms_per_layer = 4;  // input, post-attention, pre- and post-feedforward
@@ -400,6 +468,9 @@ constexpr Family kFamilies[] = {
     {"qwen3_moe", "qwen3_moe", ReadQwen3Moe},
     {"deepseek_v2", "deepseek_v2", Simple<ReadDeepSeek>},
     {"deepseek_v3", "deepseek_v3", Simple<ReadDeepSeek>},
+    {"kimi_k2", "kimi_k2", Simple<ReadDeepSeek>},  // DeepseekV3ForCausalLM weights
+    {"glm4_moe", "glm4_moe", Simple<ReadGlm4Moe>},
+    {"llama4_text", "llama4", ReadLlama4},
     {"gemma", "gemma", Simple<ReadGemma>},
     {"gemma2", "gemma2", ReadGemma2},
     {"gemma3", "gemma3", ReadGemma3},
@@ -431,12 +502,67 @@ bool LooksLikeWan(const nlohmann::json& object) {
 void AddNotes(const nlohmann::json& object, ModelSpec& s) {
   auto rope = object.find("rope_scaling");
   if (rope != object.end() && rope->is_object()) {
-    std::string type = rope->value("rope_type", rope->value("type", std::string("?")));
+    std::string type = "?";
+    for (const char* key : {"rope_type", "type"}) {
+      auto it = rope->find(key);
+      if (it != rope->end() && it->is_string()) {
+        type = it->get<std::string>();
+        break;
+      }
+    }
     s.notes.push_back("rope_scaling " + type + ": no FLOPs effect");
   }
   if (object.contains("quantization_config")) {
     s.notes.push_back("quantization_config present: counts are in parameters, not bytes");
   }
+}
+
+// Finds what a failed parse choked on without the library's text: the last
+// key seen and the byte where parsing stopped. nlohmann reports a number
+// beyond double range (out_of_range.406) through parse_error too.
+class FailureLocator : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t& k) override {
+    key_ = k;
+    return true;
+  }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::json::exception& e) override {
+    position_ = position;
+    number_overflow_ = e.id == 406;
+    return false;
+  }
+  std::string Describe() const {
+    std::string at = "at byte " + std::to_string(position_);
+    if (key_.empty())
+      return (number_overflow_ ? "number out of range " : "malformed JSON ") + at;
+    return "key '" + key_ + "': " + (number_overflow_ ? "number out of range " : "malformed JSON ") + at;
+  }
+
+ private:
+  std::string key_;
+  std::size_t position_ = 0;
+  bool number_overflow_ = false;
+};
+
+std::string DescribeJsonFailure(std::string_view json_text) {
+  FailureLocator locator;
+  try {
+    nlohmann::json::sax_parse(json_text.begin(), json_text.end(), &locator);
+  } catch (const nlohmann::json::exception&) {
+    return "malformed JSON";
+  }
+  return locator.Describe();
 }
 
 // Reads the config; every failure is a data error (kParse): the file, not the
@@ -448,6 +574,8 @@ StatusOr<ModelSpec> ParseModelConfigImpl(std::string_view json_text, std::string
     root = nlohmann::json::parse(json_text.begin(), json_text.end());
   } catch (const nlohmann::json::parse_error& e) {
     return ParseError(where + ": malformed JSON at byte " + std::to_string(e.byte));
+  } catch (const nlohmann::json::exception&) {
+    return ParseError(where + ": " + DescribeJsonFailure(json_text));
   }
   if (!root.is_object())
     return ParseError(where + ": top level must be a JSON object");
@@ -495,6 +623,9 @@ StatusOr<ModelSpec> ParseModelConfigImpl(std::string_view json_text, std::string
     status = family->read(fields, *object, spec);
   }
   MFU_RETURN_IF_ERROR(status);
+  auto name = root.find("_name_or_path");
+  if (name != root.end() && name->is_string())
+    spec.name = name->get<std::string>();
   AddNotes(*object, spec);
   MFU_RETURN_IF_ERROR(ValidateModel(spec, field_origin));
   return spec;
@@ -506,10 +637,10 @@ StatusOr<ModelSpec> ParseModelConfig(std::string_view json_text, std::string_vie
   StatusOr<ModelSpec> spec = InternalError("unreachable");
   try {
     spec = ParseModelConfigImpl(json_text, origin);
-  } catch (const nlohmann::json::exception& e) {
-    // nlohmann throws for numbers beyond double range and for values of the
-    // wrong type in optional settings: still a data error, never a crash.
-    return ParseError(std::string(origin) + ": invalid JSON value (" + e.what() + ")");
+  } catch (const nlohmann::json::exception&) {
+    // A value of an unexpected type in a setting read without JsonFields:
+    // still a data error, never a crash, and never the library's own text.
+    return ParseError(std::string(origin) + ": a key holds a value of an unexpected type");
   }
   if (!spec.ok() && spec.status().code() == StatusCode::kInvalidArgument) {
     return ParseError(spec.status().message());

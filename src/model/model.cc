@@ -1,13 +1,10 @@
 #include "mfu/model.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <string>
 #include <vector>
 
-#include "base/embedded_file.h"
 #include "base/strings.h"
-#include "mfu_embedded/model_data.h"
 
 namespace mfu {
 
@@ -25,85 +22,6 @@ Status Positive(std::string_view origin, std::string_view field, int64_t value) 
                                 " is absurdly large: " + std::to_string(value));
   }
   return Status::Ok();
-}
-
-constexpr std::string_view kPresetDir = "models/";
-constexpr std::string_view kPresetExt = ".json";
-
-std::string PresetName(std::string_view path) {
-  path.remove_prefix(kPresetDir.size());
-  path.remove_suffix(kPresetExt.size());
-  return std::string(path);
-}
-
-bool IsPresetConfig(std::string_view path) {
-  return base::StartsWith(path, kPresetDir) && path.size() > kPresetExt.size() &&
-         path.substr(path.size() - kPresetExt.size()) == kPresetExt;
-}
-
-// "models/SOURCES.csv": name,origin (one line per preset).
-std::string PresetOrigin(const std::string& name) {
-  for (const auto& file : base::ModelDataFiles()) {
-    if (file.path != "models/SOURCES.csv")
-      continue;
-    for (const auto& line : base::Split(file.bytes, '\n')) {
-      auto comma = line.find(',');
-      if (comma != std::string::npos && line.substr(0, comma) == name)
-        return line.substr(comma + 1);
-    }
-  }
-  return "";
-}
-
-std::vector<std::string> Tokens(std::string_view name) {
-  std::string normalized = base::ToLower(name);
-  for (char& c : normalized) {
-    if (c == '_' || c == ' ')
-      c = '-';
-  }
-  std::vector<std::string> out;
-  for (auto& t : base::Split(normalized, '-')) {
-    if (!t.empty())
-      out.push_back(t);
-  }
-  return out;
-}
-
-// True when every token of `query` is a token of `preset` ("llama-3.1-8b" vs
-// "llama-3.1-8b-instruct").
-bool TokensMatch(const std::vector<std::string>& query, const std::vector<std::string>& preset) {
-  return std::all_of(query.begin(), query.end(),
-                     [&](const std::string& t) { return std::find(preset.begin(), preset.end(), t) != preset.end(); });
-}
-
-StatusOr<std::string> ResolvePreset(std::string_view query) {
-  std::vector<std::string> names;
-  for (const auto& file : base::ModelDataFiles()) {
-    if (IsPresetConfig(file.path))
-      names.push_back(PresetName(file.path));
-  }
-  std::string lowered = base::ToLower(query);
-  for (const auto& n : names) {
-    if (n == lowered)
-      return n;
-  }
-  std::vector<std::string> matches;
-  auto query_tokens = Tokens(query);
-  for (const auto& n : names) {
-    if (TokensMatch(query_tokens, Tokens(n)))
-      matches.push_back(n);
-  }
-  if (matches.size() == 1)
-    return matches[0];
-  if (matches.size() > 1) {
-    std::sort(matches.begin(), matches.end());
-    return InvalidArgumentError("model '" + std::string(query) +
-                                "' is ambiguous; candidates: " + base::Join(matches, ", "));
-  }
-  std::string suggestion = base::ClosestMatch(query, names);
-  return InvalidArgumentError("model '" + std::string(query) + "': no such file or preset" +
-                              (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)") +
-                              "; see 'mfu models'");
 }
 
 }  // namespace
@@ -223,45 +141,6 @@ StatusOr<ModelSpec> BuildGenericModel(const GenericModelOptions& o) {
   }
   MFU_RETURN_IF_ERROR(ValidateModel(s, "generic model"));
   return s;
-}
-
-std::vector<PresetInfo> ListModelPresets() {
-  std::vector<PresetInfo> out;
-  for (const auto& file : base::ModelDataFiles()) {
-    if (!IsPresetConfig(file.path))
-      continue;
-    PresetInfo info;
-    info.name = PresetName(file.path);
-    auto spec = ParseModelConfig(file.bytes, file.path);
-    info.family = spec.ok() ? spec->family : "?";
-    info.origin = PresetOrigin(info.name);
-    out.push_back(std::move(info));
-  }
-  std::sort(out.begin(), out.end(), [](const PresetInfo& a, const PresetInfo& b) { return a.name < b.name; });
-  return out;
-}
-
-StatusOr<ModelSpec> LoadModel(const FileSystem& fs, std::string_view name_or_path) {
-  std::string arg(name_or_path);
-  bool looks_like_path = arg.find('/') != std::string::npos || arg.ends_with(".json");
-  StatusOr<std::string> read = fs.ReadFile(arg);
-  if (looks_like_path || read.ok()) {
-    MFU_ASSIGN_OR_RETURN(std::string text, std::move(read));
-    MFU_ASSIGN_OR_RETURN(ModelSpec spec, ParseModelConfig(text, arg));
-    spec.name = std::filesystem::path(arg).stem().string();
-    return spec;
-  }
-  MFU_ASSIGN_OR_RETURN(std::string name, ResolvePreset(name_or_path));
-  std::string path = std::string(kPresetDir) + name + std::string(kPresetExt);
-  for (const auto& file : base::ModelDataFiles()) {
-    if (file.path != path)
-      continue;
-    MFU_ASSIGN_OR_RETURN(ModelSpec spec, ParseModelConfig(file.bytes, "preset " + name));
-    spec.name = name;
-    spec.source = "preset " + name + " (" + PresetOrigin(name) + ")";
-    return spec;
-  }
-  return InternalError("preset " + name + " listed but not embedded");
 }
 
 }  // namespace mfu

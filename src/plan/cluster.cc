@@ -77,6 +77,7 @@ const base::TableSchema<Cluster>& Schema() {
         base::ListColumn<Cluster>("aliases", &Cluster::aliases),
         base::TextColumn("name", &Cluster::name),
         base::TextColumn("accelerator", &Cluster::accelerator).Required(),
+        base::BoolColumn("reference", &Cluster::reference),
         Count("gpus_per_node", &Cluster::gpus_per_node, kMaxDomainGpus, true).Required(),
         Count("nvlink_domain_gpus", &Cluster::nvlink_domain_gpus, kMaxDomainGpus, true).Required(),
         Number("scaleup_gbs_per_gpu", &Cluster::scaleup_bw_bytes_per_s, 1e9, kMaxScaleupGBs, true, "GB/s").Required(),

@@ -17,7 +17,7 @@ namespace mfu {
 namespace {
 
 constexpr const char* kHeader =
-    "id,aliases,name,accelerator,gpus_per_node,nvlink_domain_gpus,scaleup_gbs_per_gpu,scaleout_gbps_per_gpu,"
+    "id,aliases,name,accelerator,reference,gpus_per_node,nvlink_domain_gpus,scaleup_gbs_per_gpu,scaleout_gbps_per_gpu,"
     "scaleup_latency_us,scaleout_latency_us,max_gpus,price_per_gpu_hour,source,notes";
 
 class ClusterDbTest : public ::testing::Test {
@@ -48,7 +48,7 @@ class ClusterDbTest : public ::testing::Test {
 TEST_F(ClusterDbTest, EveryBuiltinRowLoadsAndItsAcceleratorResolves) {
   StatusOr<HardwareDb> hw = HardwareDb::LoadBuiltin();
   ASSERT_TRUE(hw.ok()) << hw.status().message();
-  ASSERT_EQ(db_.all().size(), 11u);
+  ASSERT_EQ(db_.all().size(), 25u);
   std::set<std::string> ids;
   for (const Cluster& c : db_.all()) {
     SCOPED_TRACE(c.id);
@@ -151,12 +151,12 @@ TEST_F(ClusterDbTest, OverrideReplacesOnlyTheGivenColumns) {
   EXPECT_EQ(after.gpus_per_node, before.gpus_per_node);
   EXPECT_EQ(after.aliases.size(), before.aliases.size() + 1);  // appended, not replaced
   EXPECT_EQ(Get("dgx-h100-80gb").id, "dgx-h100");
-  EXPECT_EQ(db_.all().size(), 11u);
+  EXPECT_EQ(db_.all().size(), 25u);
 }
 
 TEST_F(ClusterDbTest, NewRowIsAdded) {
   std::string csv =
-      std::string(kHeader) + "\nmy-pod,pod,My pod,h100,8,8,450,200,2.5,9,1024,3.1,\"my datasheet, p. 2\",\n";
+      std::string(kHeader) + "\nmy-pod,pod,My pod,h100,0,8,8,450,200,2.5,9,1024,3.1,\"my datasheet, p. 2\",\n";
   ASSERT_TRUE(db_.AddCsv(csv, "my.csv").ok());
   const Cluster& c = Get("POD");
   EXPECT_EQ(c.id, "my-pod");
@@ -165,7 +165,7 @@ TEST_F(ClusterDbTest, NewRowIsAdded) {
   EXPECT_DOUBLE_EQ(c.scaleup_latency_s, 2.5e-6);
   EXPECT_EQ(c.max_gpus, 1024);
   EXPECT_EQ(c.source, "my datasheet, p. 2");
-  EXPECT_EQ(db_.all().size(), 12u);
+  EXPECT_EQ(db_.all().size(), 26u);
 }
 
 TEST_F(ClusterDbTest, UnknownColumnIsAParseErrorWithASuggestion) {

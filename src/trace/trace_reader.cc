@@ -683,6 +683,10 @@ StatusOr<std::vector<RankTrace>> ParseTraceSet(const std::string& path, const Tr
         files.push_back(entry.path().string());
       }
     }
+    if (ec == std::errc::permission_denied)
+      return NotFoundError(path + ": permission denied");
+    if (ec)
+      return NotFoundError(path + ": cannot list directory (" + ec.message() + ")");
     std::sort(files.begin(), files.end());
     if (files.empty())
       return NotFoundError(path + ": no *.json or *.json.gz trace files in this directory");

@@ -497,8 +497,8 @@ TEST(CliErrors, PlanAndPredictBadInput) {
   ExpectOneLineError(with("predict", {}), 2, "--gpus");
   ExpectOneLineError(with("predict", {"--gpus", "16", "--gpu", "a100"}), 2, "contradicts --cluster");
   ExpectOneLineError(
-      RunMfu({"predict", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "64", "--seq-len", "4096"}), 2,
-      "needs --cluster");
+      RunMfu({"predict", "--model", "llama-3.1-8b", "--gpu", "h20", "--gpus", "64", "--seq-len", "4096"}), 2,
+      "needs --cluster");  // h20 has no cluster preset (h100 now defaults to dgx-h100)
   ExpectOneLineError(
       RunMfu({"predict", "--model", "llama-3.1-8b", "--cluster", "dgx-h999", "--gpus", "8", "--seq-len", "4096"}), 2,
       "dgx-h999");
