@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -175,9 +176,29 @@ struct RankTrace {
   std::string device_name() const;
 };
 
+// Progress of one file's parse: `path`, the decompressed bytes read so far
+// and the file's size on disk when known (plain JSON; 0 for gzip), and the
+// events found so far. Called from the reading thread, about every 64 MiB.
+struct TraceProgress {
+  std::string_view path;
+  uint64_t bytes_read = 0;
+  uint64_t total_bytes = 0;
+  uint64_t events = 0;
+};
+
 struct TraceParseOptions {
   bool keep_python_functions = false;  // python_function events dominate with_stack traces
   int threads = 1;                     // worker threads for one file's events
+  // The most events one file may hold (0: no limit). Memory grows with the
+  // events kept (about 100 bytes each at the peak of the parse, then 49), so
+  // this is the memory cap; beyond it the parse fails with kOutOfRange naming
+  // the file and the cap. Whitespace, long strings and skipped events cost no
+  // memory: input bytes are read in bounded chunks.
+  uint64_t max_events = 0;
+  // Called as the parse advances (never when unset); must be thread-safe
+  // when several files are parsed at once (ParseTraceSet).
+  std::function<void(const TraceProgress&)> progress;
+  uint64_t progress_interval_bytes = 64u << 20;  // between two calls, at most one per chunk
 };
 
 // Parses one Kineto JSON trace held in memory. `origin` names it in
@@ -188,7 +209,10 @@ StatusOr<RankTrace> ParseTraceBuffer(std::string_view json, std::string_view ori
                                      const TraceParseOptions& options = {});
 
 // Reads and parses `path` (.json or .json.gz; gzip is detected by its magic
-// bytes). kNotFound when it cannot be read, kParse as above.
+// bytes). kNotFound when it cannot be opened (the reason, e.g. "Permission
+// denied", in the message), kParse as above (a gzip
+// stream that ends early: "truncated gzip stream"), kOutOfRange past
+// `options.max_events`.
 StatusOr<RankTrace> ParseTraceFile(const std::string& path, const TraceParseOptions& options = {});
 
 // The bytes of `path`, decompressed when it is gzip (detected by its magic
@@ -199,7 +223,8 @@ StatusOr<std::string> ReadTraceBytes(const std::string& path);
 // The trace files of a job: `path` is one file or a directory whose *.json and
 // *.json.gz files are ranks. Files are parsed in parallel (`max_parallel`
 // files at a time, each with options.threads / that many workers) and
-// returned sorted by rank (then path).
+// returned sorted by rank (then path). An unreadable directory is an error
+// that says so (permission denied), never "no trace files".
 StatusOr<std::vector<RankTrace>> ParseTraceSet(const std::string& path, const TraceParseOptions& options = {},
                                                int max_parallel = 2);
 

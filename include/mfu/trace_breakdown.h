@@ -29,8 +29,9 @@
 //
 // Analysis windows (TraceWindow) select GPU operations by the CPU runtime
 // event that launched them (same `correlation`, HTA's rule): a GPU op belongs
-// to a window when its launch happened inside the window's CPU time range.
-// Whole-trace windows take every GPU op, launched or not.
+// to a window when its launch happened inside the window's CPU time range; an
+// op without a launch, when it starts inside that range (counted:
+// WindowBreakdown::unlinked_ops). Whole-trace windows take every GPU op.
 //
 // Durations are int64 ns; names carry units. Nothing here prints.
 
@@ -67,14 +68,21 @@ struct ProfilerStepInfo {
   uint32_t event = kNoIndex;
   int64_t cpu_start_ns = 0;  // the annotation on the CPU: [start, end)
   int64_t cpu_end_ns = 0;
-  // The GPU ops (kernel, memcpy, memset) whose launch lies in
-  // [cpu_start_ns, cpu_end_ns): first start and last end; 0, 0 when none.
+  // The GPU ops (kernel, memcpy, memset) whose launch (or, without one, whose
+  // own start) lies in [cpu_start_ns, cpu_end_ns): first start and last end;
+  // 0, 0 when none.
+  // Widened to the step's GPU-side annotation (gpu_user_annotation of the
+  // same name) when there is one.
   int64_t gpu_start_ns = 0;
   int64_t gpu_end_ns = 0;
   size_t num_gpu_ops = 0;
+  bool has_gpu_annotation = false;
+  int64_t gpu_annotation_start_ns = 0;
+  int64_t gpu_annotation_end_ns = 0;
 };
 
-// The profiler steps of `trace` in time order (one per distinct name).
+// The profiler steps of `trace` in time order: one per distinct name, the
+// CPU annotation and the GPU-side one of that name merged into it.
 // `launches` comes from LinkLaunches(trace).
 std::vector<ProfilerStepInfo> FindProfilerSteps(const RankTrace& trace, std::span<const uint32_t> launches);
 
@@ -82,8 +90,13 @@ std::vector<ProfilerStepInfo> FindProfilerSteps(const RankTrace& trace, std::spa
 struct TraceWindow {
   std::string name;  // "trace", "ProfilerStep#12", "ProfilerStep#10..#12", "hta: ..."
   // True: every GPU op. False: the GPU ops whose launching runtime event
-  // starts in [cpu_start_ns, cpu_end_ns); ops without a launch are left out.
+  // starts in [cpu_start_ns, cpu_end_ns), and (unlinked_by_time) the ops
+  // without any correlation (MTIA's dma_request) that themselves start in
+  // it. Ops whose correlation has no runtime event were launched before the
+  // trace began and are left out.
   bool whole_trace = true;
+  // False only for HtaWindow (HTA leaves unlinked ops out of its steps).
+  bool unlinked_by_time = true;
   int64_t cpu_start_ns = std::numeric_limits<int64_t>::min();
   int64_t cpu_end_ns = std::numeric_limits<int64_t>::max();
 };
@@ -102,6 +115,12 @@ TraceWindow HtaWindow(std::span<const ProfilerStepInfo> steps);
 
 // ---------------------------------------------------------------------------
 // Analyses (src/trace/breakdown.cc).
+
+// True for the runtime/driver calls that put work on a GPU stream: kernel
+// launches (cudaLaunchKernel, cudaLaunchKernelExC, cuLaunchKernel(Ex), the
+// cooperative variants), graph launches (cudaGraphLaunch, cuGraphLaunch),
+// async copies and sets, their HIP names, and MTIA's runFunction.
+bool IsLaunchApi(std::string_view name);
 
 enum class BreakdownVariant : uint8_t { kMfu = 0, kHtaCompat };
 const char* BreakdownVariantName(BreakdownVariant v);  // "mfu", "hta"
@@ -124,12 +143,13 @@ struct BreakdownOptions {
   int64_t kernel_wait_threshold_ns = 30'000;
   // Kernels listed per group by TopKernels; the rest are "others".
   size_t top_kernels = 10;
-  // kHtaCompat only. HTA joins a GPU op whose correlation has no CPU event to
-  // row 0 of its dataframe (index_correlation = 0), i.e. the first event of
-  // the file (traceEvents[0]), and compares that event's `ts` with the
-  // previous op's end in the idle breakdown. Set this to that event's ts to
-  // reproduce HTA on traces whose ops lack launches; unset, such ops are never
-  // "host wait" (the mfu behaviour).
+  // kHtaCompat only. HTA sets index_correlation = min(correlation, 0) for a
+  // GPU op whose correlation matches no CPU event: an op with a correlation
+  // (>= 0) joins row 0 of its dataframe, the first event of the file
+  // (traceEvents[0]), whose `ts` the idle breakdown compares with the
+  // previous op's end; an op without one (-1) joins nothing and is never
+  // host wait. Set this to that event's ts to reproduce HTA; unset, no
+  // unlinked op is ever "host wait" (the mfu behaviour).
   std::optional<int64_t> hta_row0_ts_ns;
 };
 
@@ -151,6 +171,11 @@ struct TemporalBreakdown {
   int64_t exposed_memset_ns = 0;  // |MEMSET - COMP - COMM - MEMCPY|
   int64_t unclassified_ns = 0;    // |union of kUnclassified kernels| (counted in compute_ns)
   size_t num_gpu_ops = 0;
+  // Diagnostics (kHtaCompat): ops whose rounded interval is inverted (sub-us
+  // ops: ceil(start) > floor(end)), and the time moved from idle_ns back to
+  // keep non_compute_ns from going negative (HTA asserts instead).
+  uint64_t inverted_ops = 0;
+  int64_t clamped_ns = 0;
 
   // Shares of span_ns in percent (0 when the span is empty).
   double idle_pct() const { return Pct(idle_ns); }
@@ -267,6 +292,10 @@ struct WindowBreakdown {
   IdleBreakdown idle;
   std::vector<KernelGroup> top_kernels;
   LaunchStats launches;
+  // Diagnostic: the window's GPU ops without a launch link (no runtime event
+  // with their correlation); in a step window they were placed by their own
+  // start time.
+  uint64_t unlinked_ops = 0;
 };
 
 // The analyses. `classes` comes from ClassifyEvents(trace, ...) and
@@ -288,8 +317,11 @@ IdleBreakdown ComputeIdleBreakdown(const RankTrace& trace, std::span<const Kerne
 std::vector<KernelGroup> TopKernels(const RankTrace& trace, std::span<const KernelClass> classes,
                                     std::span<const uint32_t> launches, const TraceWindow& window,
                                     const BreakdownOptions& options);
-// kMfu: every runtime launch. kHtaCompat: HTA's get_cuda_kernel_launch_stats,
-// which joins only cudaLaunchKernel, cudaMemcpyAsync and cudaMemsetAsync.
+// kMfu: every runtime event a GPU op links to (any such call is a launch).
+// kHtaCompat: the launch APIs (IsLaunchApi) by name. HTA v0.6.1's
+// get_cuda_kernel_launch_stats joins only cudaLaunchKernel, cudaMemcpyAsync
+// and cudaMemsetAsync, which misses cudaLaunchKernelExC, cuLaunchKernel,
+// CUDA-graph launches and MTIA's runFunction (docs/trace.md).
 LaunchStats ComputeLaunchStats(const RankTrace& trace, std::span<const uint32_t> launches, const TraceWindow& window,
                                const BreakdownOptions& options);
 // All of the above, selecting the window's GPU ops once.

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,10 @@ struct TraceJobOptions {
   // machine's cores; at most 256.
   int threads = 0;
   bool keep_python_functions = false;  // python_function events (slower, more memory)
+  // Per trace file: the event cap (0: none) and the progress callback
+  // (TraceParseOptions).
+  uint64_t max_events = 0;
+  std::function<void(const TraceProgress&)> progress;
 };
 
 struct StepAnalysis {

@@ -111,12 +111,11 @@ struct StepWaterfall : Waterfall {
 
 // What "the step time" of a ProfilerStep is.
 enum class StepTimeKind : uint8_t {
-  // The CPU ProfilerStep#N range: wall-clock time per iteration, as a
-  // training log reports it. Consecutive steps tile time, so GPU idle while
-  // the host waits (data loading, launch-bound code) is counted. GPU work
-  // runs late relative to the CPU (queued kernels): in steady state a window
-  // holds one step's worth of it; in a one-step trace it holds the previous
-  // step's tail and misses its own.
+  // The CPU ProfilerStep#N duration: wall-clock time per iteration, as a
+  // training log reports it, placed on the GPU timeline from the step's
+  // first GPU work (ProfilerStepInfo::gpu_start_ns; the CPU range when it
+  // launched nothing). Consecutive steps tile time in steady state, so GPU
+  // idle while the host waits (data loading, launch-bound code) is counted.
   kCpuStep = 0,
   // From the first start to the last end of the GPU ops launched in the
   // step (ProfilerStepInfo::gpu_start_ns/gpu_end_ns; Kineto's
@@ -144,7 +143,9 @@ StatusOr<StepWaterfall> ComputeWaterfall(const RankTrace& trace, std::span<const
 
 // One waterfall per profiler step (FindProfilerSteps; `options.step_time`
 // picks the window; a step that launched nothing has no GPU span and is
-// skipped under kGpuSpan). Without ProfilerStep annotations: one window over
+// skipped under kGpuSpan). A step's waterfall counts the GPU ops of that
+// step only (StepOfGpuOps: the ops its breakdown and FLOPs coverage count),
+// clipped to the window: one window per step label. Without ProfilerStep annotations: one window over
 // the whole GPU activity span, labelled "trace". `launches` comes from
 // LinkLaunches. Errors as ComputeWaterfall; kNotFound when there is no
 // window with GPU activity.

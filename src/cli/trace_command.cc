@@ -2,9 +2,12 @@
 // went (compute / communication / idle), achieved FLOP/s from recorded shapes,
 // the MFU waterfall, collectives across ranks.
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -21,6 +24,9 @@
 
 namespace mfu::cli {
 namespace {
+
+// About 5 GB at the peak of a parse (docs/trace.md).
+constexpr uint64_t kDefaultMaxEvents = 50'000'000;
 
 struct TraceOptions {
   std::vector<std::string> paths;
@@ -43,6 +49,37 @@ struct TraceOptions {
   std::string precision;
   std::string step_time = "cpu";
   bool inference = false;
+  bool quiet = false;
+  uint64_t max_events = kDefaultMaxEvents;
+};
+
+// "mfu: reading <file>: 1.2 GB, 3.4M events" on one rewritten stderr line,
+// for inputs past a few hundred MB; cleared when the parse ends.
+class ProgressLine {
+ public:
+  ProgressLine(std::ostream& err, bool enabled) : err_(err), enabled_(enabled) {}
+  bool enabled() const { return enabled_; }
+  void Show(const TraceProgress& p) {
+    if (p.bytes_read < kFromBytes)
+      return;
+    std::lock_guard<std::mutex> lock(mu_);
+    err_ << "\rmfu: reading " << p.path << ": " << p.bytes_read / 1'000'000 << " MB";
+    if (p.total_bytes > 0)
+      err_ << " of " << p.total_bytes / 1'000'000;
+    err_ << ", " << p.events << " events\x1b[K" << std::flush;
+    shown_ = true;
+  }
+  void Clear() {
+    if (shown_)
+      err_ << "\r\x1b[K" << std::flush;
+  }
+
+ private:
+  static constexpr uint64_t kFromBytes = 256u << 20;
+  std::ostream& err_;
+  bool enabled_;
+  bool shown_ = false;
+  std::mutex mu_;
 };
 
 class TraceCommand final : public Command {
@@ -80,6 +117,9 @@ class TraceCommand final : public Command {
     app.add_flag("--verbose,-v", o_.verbose, "Also list the top kernels per class");
     app.add_flag("--json", o_.json, "Machine-readable output (docs/trace.md)");
     app.add_option("--csv", o_.csv_dir, "Also write CSV tables into this directory");
+    app.add_option("--max-events", o_.max_events, "Most events per trace file, the memory cap (0: none)")
+        ->capture_default_str();
+    app.add_flag("--quiet,-q", o_.quiet, "No progress line on stderr for large traces");
   }
 
   Status Run(const CommandContext& ctx) override {
@@ -90,6 +130,10 @@ class TraceCommand final : public Command {
     options.step_time = o_.step_time == "gpu" ? StepTimeKind::kGpuSpan : StepTimeKind::kCpuStep;
     options.threads = o_.threads;
     options.keep_python_functions = o_.python;
+    options.max_events = o_.max_events;
+    ProgressLine progress(ctx.err, !o_.quiet && isatty(STDERR_FILENO) != 0);
+    if (progress.enabled())
+      options.progress = [&progress](const TraceProgress& p) { progress.Show(p); };
     MFU_ASSIGN_OR_RETURN(options.model, ModelRequest());
     CatalogFiles files;
     if (!o_.gpu.hardware_file.empty())
@@ -97,7 +141,9 @@ class TraceCommand final : public Command {
     if (!o_.kernel_classes.empty())
       files.kernel_classes.push_back(o_.kernel_classes);
     MFU_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(RealFileSystem(), files));
-    MFU_ASSIGN_OR_RETURN(JobAnalysis job, AnalyzeTracePaths(o_.paths, catalog, options));
+    StatusOr<JobAnalysis> analyzed = AnalyzeTracePaths(o_.paths, catalog, options);
+    progress.Clear();
+    MFU_ASSIGN_OR_RETURN(JobAnalysis job, std::move(analyzed));
     if (!o_.csv_dir.empty())
       MFU_RETURN_IF_ERROR(WriteFiles(o_.csv_dir, RenderTraceJobCsv(job)));
     ctx.out << (o_.json ? RenderTraceJobJson(job, options) : RenderTraceJobText(job, options, o_.verbose));

@@ -179,6 +179,16 @@ TemporalBreakdown Temporal(const std::vector<Op>& ops, BreakdownVariant variant)
   auto of = [&](Category c) { return IntervalsOf(ops, [c](const Op& op) { return IsCategory(op, c); }); };
   r.compute_ns = trace::TotalLength(Union(of(Category::kCompute), variant));
   r.non_compute_ns = r.span_ns - r.compute_ns - r.idle_ns;
+  for (const Op& op : ops)
+    r.inverted_ops += op.end_ns < op.start_ns ? 1u : 0u;
+  if (r.non_compute_ns < 0) {
+    // HTA's rounding turns sub-us ops into inverted intervals whose negative
+    // length shrinks the busy time (HTA asserts here): the deficit goes back
+    // from idle, so no bucket is negative and the three still sum to the span.
+    r.clamped_ns = -r.non_compute_ns;
+    r.idle_ns -= r.clamped_ns;
+    r.non_compute_ns = 0;
+  }
 
   const std::vector<Interval> comp = ProperUnion(of(Category::kCompute));
   const std::vector<Interval> comm = ProperUnion(of(Category::kComm));
@@ -325,7 +335,10 @@ std::optional<int64_t> LaunchTime(const RankTrace& trace, std::span<const uint32
   const bool hta = options.variant == BreakdownVariant::kHtaCompat;
   if (launch != kNoIndex)
     return hta ? HtaRound(trace, launch).start : trace.ts_ns[launch];
-  if (hta && options.hta_row0_ts_ns) {
+  // HTA's join: index_correlation = min(correlation, 0) when no CPU event
+  // matches, so an op with a correlation (>= 0) joins row 0 and one without
+  // (-1) joins nothing, and is never host wait.
+  if (hta && options.hta_row0_ts_ns && trace.correlation[op.event] >= 0) {
     return CeilDiv(*options.hta_row0_ts_ns - trace.base_time_ns, kUs) * kUs + trace.base_time_ns;
   }
   return std::nullopt;
@@ -467,9 +480,23 @@ std::vector<KernelGroup> Top(const RankTrace& trace, const std::vector<Op>& ops,
   return r;
 }
 
-bool IsHtaLaunchName(std::string_view name) {
-  return name == "cudaLaunchKernel" || name == "cudaMemcpyAsync" || name == "cudaMemsetAsync";
+}  // namespace
+
+bool IsLaunchApi(std::string_view name) {
+  // Prefixes cover the _v2 / _ptsz / _spt variants and MTIA's
+  // "runFunction - job_prep_and_submit_for_execution".
+  static constexpr std::string_view kPrefixes[] = {"cudaLaunch", "cuLaunch",     "cudaGraphLaunch", "cuGraphLaunch",
+                                                   "cudaMemcpy", "cudaMemset",   "cuMemcpy",        "cuMemset",
+                                                   "hipLaunch",  "hipExtLaunch", "hipModuleLaunch", "hipGraphLaunch",
+                                                   "hipMemcpy",  "hipMemset",    "runFunction"};
+  for (std::string_view p : kPrefixes) {
+    if (name.substr(0, p.size()) == p)
+      return true;
+  }
+  return false;
 }
+
+namespace {
 
 LaunchStats Launches(const RankTrace& trace, std::span<const uint32_t> launches, const std::vector<Op>& ops,
                      const BreakdownOptions& options) {
@@ -478,7 +505,7 @@ LaunchStats Launches(const RankTrace& trace, std::span<const uint32_t> launches,
   LaunchStats r;
   for (const Op& op : ops) {
     const uint32_t launch = launches[op.event];
-    if (launch == kNoIndex || (hta && !IsHtaLaunchName(trace.event_name(launch))))
+    if (launch == kNoIndex || (hta && !IsLaunchApi(trace.event_name(launch))))
       continue;
     const Interval cpu_time = EventTimes(trace, launch, options.variant);
     const int64_t delay = op.start_ns - cpu_time.end;
@@ -513,6 +540,8 @@ WindowBreakdown Analyze(const RankTrace& trace, std::span<const uint32_t> launch
   r.idle = Idle(trace, launches, ops, options);
   r.top_kernels = Top(trace, ops, options);
   r.launches = Launches(trace, launches, ops, options);
+  for (const Op& op : ops)
+    r.unlinked_ops += launches[op.event] == kNoIndex ? 1u : 0u;
   return r;
 }
 

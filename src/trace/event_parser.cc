@@ -123,6 +123,19 @@ bool ReadInt(TraceBuilder& b, value v, int64_t& out, uint64_t offset) {
   return false;
 }
 
+// `name` cut to kMaxNameBytes (at a UTF-8 boundary), counted: a name that
+// long is broken input, and every later pass (classification, report) is
+// linear in it.
+std::string_view CapName(TraceBuilder& b, std::string_view name, uint64_t offset) {
+  if (name.size() <= kMaxNameBytes)
+    return name;
+  size_t n = kMaxNameBytes;
+  while (n > 0 && (static_cast<unsigned char>(name[n]) & 0xC0) == 0x80)
+    --n;
+  b.diagnostics.Add(DiagnosticId::k_long_name_truncated, offset, std::to_string(name.size()) + " bytes");
+  return name.substr(0, n);
+}
+
 void ReadString(TraceBuilder& b, value v, uint32_t& out, uint64_t offset) {
   std::string_view s;
   if (v.get_string().get(s) == simdjson::SUCCESS) {
@@ -583,7 +596,7 @@ void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacit
       dur = 0;
     }
   }
-  const uint32_t name = e.has_name ? b.strings.Intern(e.name) : kNoString;
+  const uint32_t name = e.has_name ? b.strings.Intern(CapName(b, e.name, offset)) : kNoString;
   const uint32_t track = TrackFor(b, e, IsGpuActivity(kind) || kind == TraceEventKind::kGpuUserAnnotation);
   if (e.ph == 'B' || e.ph == 'E') {
     b.begin_end.push_back({ts, offset, name, track, kind, e.ph == 'B'});

@@ -81,6 +81,9 @@ struct TraceBuilder {
   }
 };
 
+// Event names longer than this are cut (diagnostic long_name_truncated).
+inline constexpr size_t kMaxNameBytes = 64u << 10;
+
 // Parses the event at `data` (`length` bytes, `capacity` readable bytes from
 // `data`, capacity >= length + SIMDJSON_PADDING) found at stream `offset`.
 // Malformed events are counted in the builder's diagnostics and skipped.

@@ -151,6 +151,8 @@ StatusOr<JobAnalysis> AnalyzeTracePaths(const std::vector<std::string>& paths, c
   TraceParseOptions parse;
   parse.keep_python_functions = options.keep_python_functions;
   parse.threads = ThreadCount(options);
+  parse.max_events = options.max_events;
+  parse.progress = options.progress;
   std::vector<RankTrace> traces;
   for (const std::string& path : paths) {
     MFU_ASSIGN_OR_RETURN(std::vector<RankTrace> set, ParseTraceSet(path, parse, parse.threads));

@@ -173,6 +173,21 @@ void TraceScanner::Scan(const char* data, uint64_t base, size_t size, std::vecto
     OnStructural(c, offset, events, diagnostics, p - 1, end);
   }
   pos_ = base + size;
+  SettleChunkEnd(data, base, pos_, diagnostics);
+}
+
+void TraceScanner::SettleChunkEnd(const char* data, uint64_t base, uint64_t end, DiagnosticCounter& diagnostics) {
+  if (mode_ != Mode::kEvents)
+    return;
+  if (event_start_ != kNone) {
+    oversized_ = oversized_ || end - event_start_ > max_event_bytes_;
+    return;
+  }
+  if (depth_ == 2) {
+    CheckGap(data, base, last_event_end_, end, diagnostics);
+  } else {
+    last_event_end_ = end;  // inside a stray nested array: its bytes are not checked
+  }
 }
 
 void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>& events, DiagnosticCounter& diagnostics,
@@ -203,7 +218,7 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
           mode_ = Mode::kEvents;
           depth_ = 2;
           saw_events_ = true;
-          last_event_end_ = offset + 1;
+          EndGap(offset + 1);
           AppendText("{\"traceEvents\":[]");
         }
         return;
@@ -213,7 +228,7 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
         if (depth_ == 2 && c == '[' && last_key_is_events_) {
           mode_ = Mode::kEvents;
           saw_events_ = true;
-          last_event_end_ = offset + 1;
+          EndGap(offset + 1);
           AppendText("[]");
           return;
         }
@@ -227,7 +242,7 @@ void TraceScanner::OnStructural(char c, uint64_t offset, std::vector<EventSpan>&
     case ']':
       --depth_;
       if (mode_ == Mode::kEvents) {
-        if (!CloseAtEventDepth(c, offset, events) && depth_ == 1) {
+        if (!CloseAtEventDepth(c, offset, events, diagnostics) && depth_ == 1) {
           mode_ = Mode::kObject;
           last_key_is_events_ = false;
           if (bare_array_) {
@@ -253,9 +268,24 @@ void TraceScanner::CheckGap(const char* data, uint64_t base, uint64_t from, uint
                             DiagnosticCounter& diagnostics) {
   from = std::max(from, base);  // bytes before this buffer were checked already
   // Count each stray element: a token starting after a separator, strings
-  // (which may hold separators) included.
-  bool separated = true, in_string = false, escaped = false;
+  // (which may hold separators) included. The state carries over from the
+  // previous chunk's part of the gap.
+  bool separated = gap_separated_, in_string = gap_in_string_, escaped = gap_escaped_;
   for (uint64_t o = from; o < to; ++o) {
+#if defined(__SSE2__)
+    // Runs of spaces (gigabytes of padding) 16 bytes at a time.
+    if (!in_string) {
+      const __m128i space = _mm_set1_epi8(' ');
+      while (to - o >= 16 &&
+             _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(data + (o - base))),
+                                              space)) == 0xFFFF) {
+        separated = true;
+        o += 16;
+      }
+      if (o == to)
+        break;
+    }
+#endif
     const char c = data[o - base];
     if (in_string) {
       if (escaped) {
@@ -279,6 +309,10 @@ void TraceScanner::CheckGap(const char* data, uint64_t base, uint64_t from, uint
     if (c == '"')
       in_string = true;
   }
+  last_event_end_ = std::max(last_event_end_, to);
+  gap_separated_ = separated;
+  gap_in_string_ = in_string;
+  gap_escaped_ = escaped;
 }
 
 const char* TraceScanner::ScanEventsFast(const char* p, const char* end, const char* data, uint64_t base,
@@ -308,13 +342,13 @@ const char* TraceScanner::ScanEventsFast(const char* p, const char* end, const c
             event_start_ = offset;
           } else {  // an array element: not an event
             diagnostics.Add(DiagnosticId::k_event_not_object, offset, Snippet(p + at, end));
-            last_event_end_ = offset + 1;
+            EndGap(offset + 1);
           }
         }
         continue;
       }
       --depth_;
-      if (!CloseAtEventDepth(c, offset, events) && depth_ == 1) {
+      if (!CloseAtEventDepth(c, offset, events, diagnostics) && depth_ == 1) {
         CheckGap(data, base, last_event_end_, offset, diagnostics);
         // The events array closed: hand the rest to the byte scanner.
         mode_ = Mode::kObject;

@@ -29,6 +29,9 @@ struct EventSpan {
 
 class TraceScanner {
  public:
+  // `max_event_bytes`: the longest event kept (tests pass a small one).
+  explicit TraceScanner(uint64_t max_event_bytes = kMaxEventBytes) : max_event_bytes_(max_event_bytes) {}
+
   // Scans stream bytes [pos(), base + size) where `data` holds stream offsets
   // [base, base + size). Appends complete event spans to `events`.
   void Scan(const char* data, uint64_t base, size_t size, std::vector<EventSpan>& events,
@@ -36,11 +39,13 @@ class TraceScanner {
 
   // First stream offset the next Scan() still needs: the start of an event
   // that is not complete yet, or pos().
-  // Between events the bytes since the last one are kept too, so stray
-  // elements spanning two chunks are still seen (and counted) whole.
+  // Between events nothing is kept: the gap (whitespace, commas, stray
+  // elements) is checked incrementally, so gigabytes of whitespace cost one
+  // pass and no memory. An event longer than kMaxEventBytes is not kept
+  // either: it is skipped and counted (event_too_large).
   uint64_t KeepFrom() const {
     if (event_start_ != kNone)
-      return event_start_;
+      return oversized_ ? pos_ : event_start_;
     if (mode_ == Mode::kEvents)
       return std::min(pos_, last_event_end_);
     return pos_;
@@ -59,6 +64,12 @@ class TraceScanner {
   static constexpr uint64_t kNone = ~uint64_t{0};
   static constexpr size_t kMaxMetadataBytes = 64u << 20;
 
+ public:
+  // The longest event kept (a 100 MB kernel name is malformed input; the span
+  // length must also fit 32 bits).
+  static constexpr uint64_t kMaxEventBytes = 64u << 20;
+
+ private:
   void AppendMetadata(const char* begin, const char* end);
   void AppendText(std::string_view text) { AppendMetadata(text.data(), text.data() + text.size()); }
   // Inside the events array: 64-byte blocks through the SIMD bracket finder
@@ -72,24 +83,41 @@ class TraceScanner {
   // A close at depth 2 (after the decrement) inside the events array: an
   // event's '}' (its span appended) or a stray nested array's ']'. False when
   // `c` closes something else.
-  bool CloseAtEventDepth(char c, uint64_t offset, std::vector<EventSpan>& events) {
+  bool CloseAtEventDepth(char c, uint64_t offset, std::vector<EventSpan>& events, DiagnosticCounter& diagnostics) {
     if (depth_ != 2)
       return false;
     if (c == '}' && event_start_ != kNone) {
-      events.push_back({event_start_, static_cast<uint32_t>(offset + 1 - event_start_)});
+      if (oversized_ || offset + 1 - event_start_ > max_event_bytes_) {
+        diagnostics.Add(DiagnosticId::k_event_too_large, event_start_,
+                        std::to_string(offset + 1 - event_start_) + " bytes");
+      } else {
+        events.push_back({event_start_, static_cast<uint32_t>(offset + 1 - event_start_)});
+      }
+      oversized_ = false;
       event_start_ = kNone;
-      last_event_end_ = offset + 1;
+      EndGap(offset + 1);
       return true;
     }
     if (c != ']')
       return false;
-    last_event_end_ = offset + 1;  // end of a stray nested array element
+    EndGap(offset + 1);  // end of a stray nested array element
     return true;
   }
+  // A new gap between elements starts at stream offset `at`.
+  void EndGap(uint64_t at) {
+    last_event_end_ = at;
+    gap_separated_ = true;
+    gap_in_string_ = false;
+    gap_escaped_ = false;
+  }
+  // At the end of a chunk: checks the open gap so far (nothing of it is kept),
+  // and gives up keeping an event that outgrew kMaxEventBytes.
+  void SettleChunkEnd(const char* data, uint64_t base, uint64_t end, DiagnosticCounter& diagnostics);
   // Handles a structural byte outside strings; returns false to stop.
   void OnStructural(char c, uint64_t offset, std::vector<EventSpan>& events, DiagnosticCounter& diagnostics,
                     const char* where, const char* data_end);
 
+  uint64_t max_event_bytes_;
   Mode mode_ = Mode::kBefore;
   uint64_t pos_ = 0;
   int depth_ = 0;
@@ -102,8 +130,13 @@ class TraceScanner {
   uint64_t event_start_ = kNone;
   std::string metadata_;
   bool metadata_truncated_ = false;
-  bool bare_array_ = false;         // the document is a bare JSON array of events
-  uint64_t last_event_end_ = 0;     // stream offset after the last event's '}'
+  bool bare_array_ = false;      // the document is a bare JSON array of events
+  uint64_t last_event_end_ = 0;  // stream offset up to which the gap after the last element is checked
+  // CheckGap's state at last_event_end_ (the gap may span chunks).
+  bool gap_separated_ = true;
+  bool gap_in_string_ = false;
+  bool gap_escaped_ = false;
+  bool oversized_ = false;          // the open event passed kMaxEventBytes: its bytes are no longer kept
   std::vector<uint32_t> brackets_;  // ScanEventsFast's scratch
 };
 

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -34,6 +35,25 @@ std::string StepRangeName(const ProfilerStepInfo& first, const ProfilerStepInfo&
   if (first.name == last.name)
     return first.name;
   return first.name + ".." + last.name.substr(kStepPrefix.size() - 1);  // "ProfilerStep#3..#5"
+}
+
+// Records, on the CPU step of the same name, the first GPU-side annotation
+// (gpu_user_annotation "ProfilerStep#N") of each step.
+void MergeGpuAnnotations(const RankTrace& trace, std::vector<ProfilerStepInfo>& steps) {
+  std::unordered_map<std::string_view, size_t> by_name;
+  for (size_t s = 0; s < steps.size(); ++s)
+    by_name.emplace(steps[s].name, s);
+  for (size_t i = 0; i < trace.num_events(); ++i) {
+    if (trace.kind[i] != TraceEventKind::kGpuUserAnnotation)
+      continue;
+    auto it = by_name.find(trace.event_name(i));
+    if (it == by_name.end() || steps[it->second].has_gpu_annotation)
+      continue;
+    ProfilerStepInfo& step = steps[it->second];
+    step.has_gpu_annotation = true;
+    step.gpu_annotation_start_ns = trace.ts_ns[i];
+    step.gpu_annotation_end_ns = trace.end_ns(i);
+  }
 }
 
 }  // namespace
@@ -73,24 +93,30 @@ std::vector<ProfilerStepInfo> FindProfilerSteps(const RankTrace& trace, std::spa
   if (steps.empty())
     return steps;
 
-  // Each GPU op goes to the latest step starting at or before its launch, if
-  // the launch is before that step's end (steps do not overlap in practice).
+  MergeGpuAnnotations(trace, steps);
+  const std::vector<uint32_t> step_of = trace::StepOfGpuOps(trace, launches, steps);
   for (size_t i = 0; i < trace.num_events(); ++i) {
-    if (!IsGpuActivity(trace.kind[i]) || launches[i] == kNoIndex)
+    if (step_of[i] == kNoIndex)
       continue;
-    const int64_t launch_ts = trace.ts_ns[launches[i]];
-    auto after = std::upper_bound(steps.begin(), steps.end(), launch_ts,
-                                  [](int64_t ts, const ProfilerStepInfo& s) { return ts < s.cpu_start_ns; });
-    if (after == steps.begin())
-      continue;
-    ProfilerStepInfo& step = *(after - 1);
-    if (launch_ts >= step.cpu_end_ns)
-      continue;
+    ProfilerStepInfo& step = steps[step_of[i]];
     if (step.num_gpu_ops == 0 || trace.ts_ns[i] < step.gpu_start_ns)
       step.gpu_start_ns = trace.ts_ns[i];
     if (step.num_gpu_ops == 0 || trace.end_ns(i) > step.gpu_end_ns)
       step.gpu_end_ns = trace.end_ns(i);
     ++step.num_gpu_ops;
+  }
+  // The GPU-side annotation of the same step (gpu_user_annotation, PyTorch
+  // >= 2.1) widens the GPU span: one step, one window, whichever side.
+  for (ProfilerStepInfo& step : steps) {
+    if (!step.has_gpu_annotation)
+      continue;
+    if (step.num_gpu_ops == 0) {
+      step.gpu_start_ns = step.gpu_annotation_start_ns;
+      step.gpu_end_ns = step.gpu_annotation_end_ns;
+      continue;
+    }
+    step.gpu_start_ns = std::min(step.gpu_start_ns, step.gpu_annotation_start_ns);
+    step.gpu_end_ns = std::max(step.gpu_end_ns, step.gpu_annotation_end_ns);
   }
   return steps;
 }
@@ -131,11 +157,35 @@ TraceWindow HtaWindow(std::span<const ProfilerStepInfo> steps) {
   window.name = "hta: launched before " + steps.back().name + " (last step dropped; " +
                 StepRangeName(steps.front(), steps[steps.size() - 2]) + ")";
   window.whole_trace = false;
+  window.unlinked_by_time = false;
   window.cpu_end_ns = steps.back().cpu_start_ns;
   return window;
 }
 
 namespace trace {
+
+std::vector<uint32_t> StepOfGpuOps(const RankTrace& trace, std::span<const uint32_t> launches,
+                                   std::span<const ProfilerStepInfo> steps) {
+  // Each GPU op goes to the latest step starting at or before its launch (an
+  // op without a correlation, such as MTIA's dma_request: its own start), if
+  // that is before the step's end (steps do not overlap in practice). An op
+  // whose correlation has no runtime event was launched before the trace
+  // began (the previous step's tail) and belongs to no step.
+  std::vector<uint32_t> step_of(trace.num_events(), kNoIndex);
+  for (size_t i = 0; i < trace.num_events(); ++i) {
+    if (!IsGpuActivity(trace.kind[i]) || (launches[i] == kNoIndex && trace.correlation[i] >= 0))
+      continue;  // launched outside the trace
+    const int64_t launch_ts = trace.ts_ns[launches[i] == kNoIndex ? i : launches[i]];
+    auto after = std::upper_bound(steps.begin(), steps.end(), launch_ts,
+                                  [](int64_t ts, const ProfilerStepInfo& s) { return ts < s.cpu_start_ns; });
+    if (after == steps.begin())
+      continue;
+    const auto s = static_cast<size_t>(after - steps.begin() - 1);
+    if (launch_ts < steps[s].cpu_end_ns)
+      step_of[i] = static_cast<uint32_t>(s);
+  }
+  return step_of;
+}
 
 std::vector<uint32_t> SelectGpuOps(const RankTrace& trace, std::span<const uint32_t> launches,
                                    const TraceWindow& window) {
@@ -151,8 +201,14 @@ GpuOpsByLaunch::GpuOpsByLaunch(const RankTrace& trace, std::span<const uint32_t>
     : trace_(trace), launches_(launches) {
   std::vector<std::pair<int64_t, uint32_t>> keyed;
   for (size_t i = 0; i < trace.num_events(); ++i) {
-    if (IsGpuActivity(trace.kind[i]) && launches[i] != kNoIndex)
+    if (!IsGpuActivity(trace.kind[i]))
+      continue;
+    if (launches[i] != kNoIndex) {
       keyed.emplace_back(trace.ts_ns[launches[i]], static_cast<uint32_t>(i));
+    } else if (trace.correlation[i] < 0) {
+      unlinked_ts_.push_back(trace.ts_ns[i]);  // events are sorted by start
+      unlinked_event_.push_back(static_cast<uint32_t>(i));
+    }
   }
   std::sort(keyed.begin(), keyed.end());
   launch_ts_.reserve(keyed.size());
@@ -163,12 +219,23 @@ GpuOpsByLaunch::GpuOpsByLaunch(const RankTrace& trace, std::span<const uint32_t>
   }
 }
 
+namespace {
+// Appends the events whose key in sorted `ts` lies in [lo, hi).
+void AppendRange(const std::vector<int64_t>& ts, const std::vector<uint32_t>& events, int64_t lo, int64_t hi,
+                 std::vector<uint32_t>& out) {
+  const auto first = std::lower_bound(ts.begin(), ts.end(), lo);
+  const auto last = std::lower_bound(first, ts.end(), hi);
+  out.insert(out.end(), events.begin() + (first - ts.begin()), events.begin() + (last - ts.begin()));
+}
+}  // namespace
+
 std::vector<uint32_t> GpuOpsByLaunch::Select(const TraceWindow& window) const {
   if (window.whole_trace)
     return SelectGpuOps(trace_, launches_, window);
-  const auto lo = std::lower_bound(launch_ts_.begin(), launch_ts_.end(), window.cpu_start_ns);
-  const auto hi = std::lower_bound(lo, launch_ts_.end(), window.cpu_end_ns);
-  std::vector<uint32_t> ops(event_.begin() + (lo - launch_ts_.begin()), event_.begin() + (hi - launch_ts_.begin()));
+  std::vector<uint32_t> ops;
+  AppendRange(launch_ts_, event_, window.cpu_start_ns, window.cpu_end_ns, ops);
+  if (window.unlinked_by_time)
+    AppendRange(unlinked_ts_, unlinked_event_, window.cpu_start_ns, window.cpu_end_ns, ops);
   std::sort(ops.begin(), ops.end());
   return ops;
 }

@@ -521,6 +521,34 @@ StatusOr<RankTrace> Finish(RankTrace out, TraceScanner& scanner, BatchRunner& ru
                            uint64_t total, const std::string& read_error, std::string_view origin,
                            const TraceParseOptions& options);
 
+// The event cap and the progress callback, checked as chunks are scanned.
+class ParseLimits {
+ public:
+  ParseLimits(std::string_view origin, const TraceParseOptions& options, uint64_t total_bytes)
+      : origin_(origin), options_(options), total_bytes_(total_bytes), next_report_(options.progress_interval_bytes) {}
+
+  // Counts `new_events` after `bytes_read` bytes; an error past the cap.
+  Status Advance(uint64_t bytes_read, size_t new_events) {
+    events_ += new_events;
+    if (options_.max_events > 0 && events_ > options_.max_events) {
+      return OutOfRangeError(std::string(origin_) + ": more than " + std::to_string(options_.max_events) +
+                             " events (the --max-events cap, which bounds memory); raise it or trim the trace");
+    }
+    if (options_.progress && bytes_read >= next_report_) {
+      options_.progress(TraceProgress{origin_, bytes_read, total_bytes_, events_});
+      next_report_ = bytes_read + options_.progress_interval_bytes;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::string_view origin_;
+  const TraceParseOptions& options_;
+  uint64_t total_bytes_;
+  uint64_t events_ = 0;
+  uint64_t next_report_;
+};
+
 StatusOr<RankTrace> ParseStream(ByteSource& source, std::string_view origin, const TraceParseOptions& options,
                                 uint64_t expected_bytes) {
   RankTrace out;
@@ -528,6 +556,7 @@ StatusOr<RankTrace> ParseStream(ByteSource& source, std::string_view origin, con
   DiagnosticCounter diagnostics;
   TraceScanner scanner;
   BatchRunner runner(options.threads, options.keep_python_functions, expected_bytes);
+  ParseLimits limits(origin, options, expected_bytes);
   // Reads of kChunkBytes, or of the whole input when it is known to be
   // smaller (no 8 MiB buffers to fill for a small document).
   const size_t chunk =
@@ -538,14 +567,19 @@ StatusOr<RankTrace> ParseStream(ByteSource& source, std::string_view origin, con
   std::string read_error;
   uint64_t total = 0;
   while (true) {
-    if (buf.size() < filled + chunk + kPadding)
-      buf.resize(filled + chunk + kPadding);
-    size_t n = source.Read(buf.data() + filled, chunk, read_error);
+    // Only an event still open is carried over (the scanner keeps nothing of
+    // the gaps between events, and no event past TraceScanner::kMaxEventBytes):
+    // reading at least as much as is carried keeps the copies linear.
+    const size_t want = std::max(chunk, filled);
+    if (buf.size() < filled + want + kPadding)
+      buf.resize(filled + want + kPadding);
+    size_t n = source.Read(buf.data() + filled, want, read_error);
     total += n;
     filled += n;
     std::memset(buf.data() + filled, 0, kPadding);
     Batch batch;
     scanner.Scan(buf.data(), base, filled, batch.spans, diagnostics);
+    MFU_RETURN_IF_ERROR(limits.Advance(total, batch.spans.size()));
     const uint64_t keep = scanner.KeepFrom();
     const size_t keep_at = static_cast<size_t>(keep - base);
     std::vector<char> next = runner.Buffer(std::max(filled - keep_at, chunk) + chunk + kPadding);
@@ -566,23 +600,45 @@ StatusOr<RankTrace> ParseStream(ByteSource& source, std::string_view origin, con
   return Finish(std::move(out), scanner, runner, diagnostics, total, read_error, origin, options);
 }
 
+// Drops pages [lo, hi) of a mapping from the resident set, rounded inwards
+// to whole pages.
+void DropPages(const char* map, uint64_t lo, uint64_t hi) {
+#if defined(MADV_DONTNEED)
+  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  lo = (lo + page - 1) / page * page;
+  hi = hi / page * page;
+  if (hi > lo)
+    madvise(const_cast<char*>(map) + lo, static_cast<size_t>(hi - lo), MADV_DONTNEED);
+#else
+  (void)map, (void)lo, (void)hi;
+#endif
+}
+
 // Zero-copy path for plain files: scanner and parsers read the mapping, and
-// parsed pages are dropped from the resident set as batches complete.
+// parsed pages are dropped from the resident set as batches complete (and
+// scanned pages without events, e.g. whitespace, at once).
 StatusOr<RankTrace> ParseMapped(const char* map, size_t size, std::string_view origin,
                                 const TraceParseOptions& options) {
   RankTrace out;
   out.path = std::string(origin);
   DiagnosticCounter diagnostics;
   TraceScanner scanner;
-  BatchRunner runner(options.threads, options.keep_python_functions, size);
+  // Reserve for the events expected from the size, never past the cap.
+  const uint64_t expected = options.max_events > 0 ? std::min<uint64_t>(size, options.max_events * 256) : size;
+  BatchRunner runner(options.threads, options.keep_python_functions, expected);
+  ParseLimits limits(origin, options, size);
   size_t scanned = 0;
   while (scanned < size) {
     const size_t limit = std::min(size, scanned + kChunkBytes);
     Batch batch;
     scanner.Scan(map, 0, limit, batch.spans, diagnostics);
-    scanned = limit;
-    if (batch.spans.empty())
+    MFU_RETURN_IF_ERROR(limits.Advance(limit, batch.spans.size()));
+    if (batch.spans.empty()) {
+      DropPages(map, scanned, std::min<uint64_t>(limit, scanner.KeepFrom()));
+      scanned = limit;
       continue;
+    }
+    scanned = limit;
     batch.data = map;
     batch.base = 0;
     batch.capacity = size;
@@ -607,6 +663,11 @@ StatusOr<RankTrace> Finish(RankTrace out, TraceScanner& scanner, BatchRunner& ru
   }
   if (scanner.metadata_truncated())
     diagnostics.Add(DiagnosticId::k_metadata_too_large, 0, "");
+  if (!scanner.saw_events() && !read_error.empty()) {
+    // A truncated or corrupt gzip says so, not "no traceEvents".
+    return ParseError(std::string(origin) + ": " + read_error + " (after " + std::to_string(total) +
+                      " decompressed bytes, before any traceEvents)");
+  }
   if (!scanner.saw_events()) {
     return ParseError(std::string(origin) + ": not a Kineto/Chrome trace (no traceEvents array found in " +
                       std::to_string(total) + " bytes)");
@@ -677,7 +738,10 @@ StatusOr<std::vector<RankTrace>> ParseTraceSet(const std::string& path, const Tr
   std::error_code ec;
   std::vector<std::string> files;
   if (std::filesystem::is_directory(path, ec)) {
-    for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
+    std::filesystem::directory_iterator it(path, ec);
+    if (ec)
+      return NotFoundError(path + ": cannot read directory (" + ec.message() + ")");
+    for (const auto& entry : it) {
       const std::string name = entry.path().filename().string();
       if (entry.is_regular_file() && (name.ends_with(".json") || name.ends_with(".json.gz"))) {
         files.push_back(entry.path().string());

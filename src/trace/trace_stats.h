@@ -18,6 +18,8 @@
   X(missing_dur, kError, "a complete (X) event without a numeric 'dur' was skipped")                         \
   X(bad_number, kError, "a 'ts' or 'dur' that is not a decimal number was skipped")                          \
   X(truncated_input, kDataLoss, "the input ended inside traceEvents (truncated file); the tail was lost")    \
+  X(event_too_large, kDataLoss, "an event longer than 64 MiB was skipped (its bytes are not kept)")          \
+  X(long_name_truncated, kDataLoss, "an event name longer than 64 KiB was cut to 64 KiB")                    \
   X(negative_dur, kDataLoss, "a negative 'dur' was clamped to 0")                                            \
   X(unmatched_begin_end, kDataLoss, "a B or E event without its pair was dropped")                           \
   X(bad_arg_type, kDataLoss, "an args value with an unexpected JSON type was ignored")                       \

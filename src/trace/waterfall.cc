@@ -12,6 +12,7 @@
 
 #include "mfu/trace_waterfall.h"
 #include "trace/intervals.h"
+#include "trace/steps.h"
 
 namespace mfu {
 namespace {
@@ -61,12 +62,20 @@ EventRange RangeOf(const RankTrace& trace, const std::vector<int64_t>& prefix_ma
   return r;
 }
 
+// Which ops a window takes: with `step_of`, only those of step `step` (the
+// ones its breakdown and FLOPs coverage count), else every op in time.
+struct Members {
+  const std::vector<uint32_t>* step_of = nullptr;
+  uint32_t step = kNoIndex;
+  bool Has(size_t i) const { return step_of == nullptr || (*step_of)[i] == step; }
+};
+
 Layers CollectLayers(const RankTrace& trace, std::span<const KernelClass> classes, const FlopsAttribution& attribution,
-                     const Accelerator& gpu, int64_t lo, int64_t hi, EventRange range) {
+                     const Accelerator& gpu, int64_t lo, int64_t hi, EventRange range, Members members) {
   Layers l;
   for (size_t i = range.first; i < range.last; ++i) {
     const TraceEventKind kind = trace.kind[i];
-    if (!IsGpuActivity(kind))
+    if (!IsGpuActivity(kind) || !members.Has(i))
       continue;
     const int64_t start = std::max(trace.ts_ns[i], lo), end = std::min(trace.end_ns(i), hi);
     if (start >= end)
@@ -195,6 +204,7 @@ struct Window {
   std::string label;
   int64_t start = 0;
   int64_t end = 0;
+  uint32_t step = kNoIndex;  // into the steps; kNoIndex: every op in time
 };
 
 std::vector<Window> StepWindows(const RankTrace& trace, std::span<const uint32_t> launches, StepTimeKind kind,
@@ -203,11 +213,17 @@ std::vector<Window> StepWindows(const RankTrace& trace, std::span<const uint32_t
   const std::vector<ProfilerStepInfo> found =
       known_steps != nullptr ? std::vector<ProfilerStepInfo>{} : FindProfilerSteps(trace, launches);
   const std::vector<ProfilerStepInfo>& steps = known_steps != nullptr ? *known_steps : found;
-  for (const ProfilerStepInfo& step : steps) {
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const ProfilerStepInfo& step = steps[s];
+    const auto id = static_cast<uint32_t>(s);
+    const bool has_gpu = step.gpu_start_ns < step.gpu_end_ns;
     if (kind == StepTimeKind::kCpuStep) {
-      windows.push_back({step.name, step.cpu_start_ns, step.cpu_end_ns});
-    } else if (step.num_gpu_ops > 0 && step.gpu_start_ns < step.gpu_end_ns) {
-      windows.push_back({step.name, step.gpu_start_ns, step.gpu_end_ns});
+      // The step's period on the GPU timeline: from its first GPU work, as
+      // long as the CPU step (steps tile time in steady state).
+      const int64_t start = has_gpu ? step.gpu_start_ns : step.cpu_start_ns;
+      windows.push_back({step.name, start, start + (step.cpu_end_ns - step.cpu_start_ns), id});
+    } else if (has_gpu) {
+      windows.push_back({step.name, step.gpu_start_ns, step.gpu_end_ns, id});
     }
   }
   if (!steps.empty())
@@ -230,7 +246,8 @@ namespace {
 
 StatusOr<StepWaterfall> WaterfallOf(const RankTrace& trace, std::span<const KernelClass> classes,
                                     const FlopsAttribution& attribution, int64_t start_ns, int64_t end_ns,
-                                    std::string label, const WaterfallOptions& options, EventRange range) {
+                                    std::string label, const WaterfallOptions& options, EventRange range,
+                                    Members members = {}) {
   if (end_ns <= start_ns) {
     return InvalidArgumentError("waterfall: window '" + label + "' is empty (" + std::to_string(start_ns) +
                                 " >= " + std::to_string(end_ns) + ")");
@@ -242,7 +259,7 @@ StatusOr<StepWaterfall> WaterfallOf(const RankTrace& trace, std::span<const Kern
   w.start_ns = start_ns;
   w.end_ns = end_ns;
   w.step_ns = end_ns - start_ns;
-  const Layers layers = CollectLayers(trace, classes, attribution, *options.gpu, start_ns, end_ns, range);
+  const Layers layers = CollectLayers(trace, classes, attribution, *options.gpu, start_ns, end_ns, range, members);
   FillBuckets(layers, w);
   if (options.model) {
     MFU_ASSIGN_OR_RETURN(w.model, ModelMfu(*options.model, layers, *options.gpu, w.step_ns));
@@ -267,12 +284,18 @@ StatusOr<std::vector<StepWaterfall>> ComputeStepWaterfalls(const RankTrace& trac
   if (windows.empty())
     return NotFoundError(trace.path + ": no GPU activity to build a waterfall from");
   const std::vector<int64_t> prefix_max_end = PrefixMaxGpuEnd(trace);
+  std::vector<ProfilerStepInfo> found;
+  if (options.steps == nullptr)
+    found = FindProfilerSteps(trace, launches);
+  const std::vector<uint32_t> step_of =
+      trace::StepOfGpuOps(trace, launches, options.steps != nullptr ? *options.steps : found);
   std::vector<StepWaterfall> out;
   out.reserve(windows.size());
   for (Window& win : windows) {
+    const Members members{win.step == kNoIndex ? nullptr : &step_of, win.step};
     MFU_ASSIGN_OR_RETURN(StepWaterfall w,
                          WaterfallOf(trace, classes, attribution, win.start, win.end, std::move(win.label), options,
-                                     RangeOf(trace, prefix_max_end, win.start, win.end)));
+                                     RangeOf(trace, prefix_max_end, win.start, win.end), members));
     out.push_back(std::move(w));
   }
   return out;

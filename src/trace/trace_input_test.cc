@@ -1,0 +1,162 @@
+// Trace input robustness (issue #12): truncated gzip named as such, the
+// event cap, the progress callback, whitespace and long names in bounded
+// memory, permission errors said as such.
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "mfu/trace.h"
+#include "trace/event_parser.h"
+
+namespace mfu {
+namespace {
+
+uint64_t Count(const RankTrace& t, const char* name) {
+  for (const auto& d : t.diagnostics) {
+    if (std::string(d.name) == name)
+      return d.count;
+  }
+  ADD_FAILURE() << "no diagnostic " << name;
+  return 0;
+}
+
+std::string Gzip(const std::string& text) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, text.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+std::string Event(const std::string& name, int ts) {
+  return "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" + name +
+         "\", \"pid\": 1, \"tid\": 1, \"ts\": " + std::to_string(ts) + ", \"dur\": 5}";
+}
+
+std::string Doc(const std::vector<std::string>& events, const std::string& gap = "") {
+  std::string doc = "{\"traceEvents\": [";
+  for (size_t i = 0; i < events.size(); ++i)
+    doc += (i > 0 ? "," + gap : "") + events[i];
+  return doc + "]}";
+}
+
+std::string WriteTemp(const std::string& name, const std::string& bytes) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+// Issue #12: a gzip cut after 43 bytes said "no traceEvents array found in
+// 43 bytes"; it is a truncated gzip stream.
+TEST(TraceInput, TruncatedGzipIsNamed) {
+  const std::string doc = Doc({Event("a", 10), Event("b", 20)});
+  const std::string gz = Gzip(doc);
+  ASSERT_GT(gz.size(), 43u);
+  auto cut = ParseTraceBuffer(gz.substr(0, 12), "cut.json.gz");  // header only: nothing decompressed
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.status().message().find("cut.json.gz: truncated gzip stream"), std::string::npos)
+      << cut.status().message();
+  const std::string path = WriteTemp("cut.json.gz", gz.substr(0, 12));
+  auto file = ParseTraceFile(path);
+  ASSERT_FALSE(file.ok());
+  EXPECT_NE(file.status().message().find("truncated gzip stream"), std::string::npos) << file.status().message();
+  // Cut inside the events: the events before the cut are kept, the
+  // truncation is counted with the gzip reason.
+  auto tail = ParseTraceBuffer(gz.substr(0, gz.size() - 4), "tail.json.gz");
+  ASSERT_TRUE(tail.ok()) << tail.status().message();
+  EXPECT_EQ(Count(*tail, "truncated_input"), 1u);
+}
+
+TEST(TraceInput, MaxEventsCapsEveryPath) {
+  const std::string doc = Doc({Event("a", 10), Event("b", 20), Event("c", 30)});
+  TraceParseOptions capped;
+  capped.max_events = 2;
+  auto buffer = ParseTraceBuffer(doc, "three.json", capped);
+  ASSERT_FALSE(buffer.ok());
+  EXPECT_EQ(buffer.status().code(), StatusCode::kOutOfRange);
+  EXPECT_NE(buffer.status().message().find("three.json: more than 2 events"), std::string::npos)
+      << buffer.status().message();
+  const std::string plain = WriteTemp("three.json", doc);  // the mapped path
+  auto mapped = ParseTraceFile(plain, capped);
+  ASSERT_FALSE(mapped.ok());
+  EXPECT_NE(mapped.status().message().find(plain + ": more than 2 events"), std::string::npos);
+  auto gz = ParseTraceFile(WriteTemp("three.json.gz", Gzip(doc)), capped);
+  ASSERT_FALSE(gz.ok());
+  EXPECT_EQ(gz.status().code(), StatusCode::kOutOfRange);
+  capped.max_events = 3;  // at the cap: fine
+  auto exact = ParseTraceFile(plain, capped);
+  ASSERT_TRUE(exact.ok()) << exact.status().message();
+  EXPECT_EQ(exact->num_events(), 3u);
+}
+
+TEST(TraceInput, ProgressIsReportedAsBytesAdvance) {
+  std::vector<std::string> events;
+  for (int i = 0; i < 200; ++i)
+    events.push_back(Event("op", i * 10));
+  const std::string doc = Doc(events, std::string(1000, ' '));
+  TraceParseOptions options;
+  options.progress_interval_bytes = 4096;
+  std::vector<TraceProgress> seen;
+  options.progress = [&](const TraceProgress& p) { seen.push_back(p); };
+  const std::string path = WriteTemp("progress.json", doc);
+  auto t = ParseTraceFile(path, options);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  // ~280 KB read 8 MiB at a time (the whole file in one chunk): one report
+  // at the end of the chunk, with every event.
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back().path, path);
+  EXPECT_EQ(seen.back().bytes_read, doc.size());
+  EXPECT_EQ(seen.back().total_bytes, doc.size());
+  EXPECT_EQ(seen.back().events, 200u);
+}
+
+// Whitespace inside traceEvents across many 8 MiB chunks of a gzip stream:
+// both events kept, nothing counted.
+TEST(TraceInput, GzipWhitespaceAcrossChunks) {
+  const std::string doc = Doc({Event("a", 10), Event("b", 20)}, std::string(20u << 20, ' '));
+  auto t = ParseTraceBuffer(Gzip(doc), "spaces.json.gz");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->num_events(), 2u);
+  EXPECT_EQ(t->error_count(), 0u);
+  EXPECT_EQ(t->input_bytes, doc.size());
+}
+
+TEST(TraceInput, LongNamesAreCutAndCounted) {
+  const std::string name(trace::kMaxNameBytes + 1000, 'k');
+  auto t = ParseTraceBuffer(Doc({Event(name, 10), Event("short", 20)}), "long.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->num_events(), 2u);
+  EXPECT_EQ(t->event_name(0).size(), trace::kMaxNameBytes);
+  EXPECT_EQ(t->event_name(1), "short");
+  EXPECT_EQ(Count(*t, "long_name_truncated"), 1u);
+}
+
+// Issue #12: an unreadable directory said "no *.json files".
+TEST(TraceInput, UnreadableDirectoryIsPermissionDenied) {
+  if (geteuid() == 0)
+    GTEST_SKIP() << "root reads any directory";
+  const std::string dir = ::testing::TempDir() + "/unreadable_traces";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/rank0.json") << Doc({Event("a", 1)});
+  ASSERT_EQ(chmod(dir.c_str(), 0), 0);
+  auto set = ParseTraceSet(dir);
+  chmod(dir.c_str(), 0755);
+  ASSERT_FALSE(set.ok());
+  EXPECT_NE(set.status().message().find("Permission denied"), std::string::npos) << set.status().message();
+}
+
+}  // namespace
+}  // namespace mfu
