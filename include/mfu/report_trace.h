@@ -8,14 +8,22 @@
 #include <vector>
 
 #include "mfu/status.h"
+#include "mfu/text_options.h"
 #include "mfu/trace_job.h"
 
 namespace mfu {
 
-// The terminal report: per rank the time breakdown, kernel classes, the MFU
-// waterfall and host phases (with `verbose`, the top kernels per class), then
-// the collectives.
-std::string RenderTraceJobText(const JobAnalysis& job, const TraceJobOptions& options, bool verbose);
+// The terminal report: first "why MFU is low" (the verdict: the largest
+// losses with their remedies) and the notes; for several ranks the cross-rank
+// summary (per rank MFU, compute / exposed communication / idle shares, the
+// slowest ranks against the median, the spread), then the full detail of the
+// ranks options.detail_ranks / detail_all_ranks select (every rank with
+// `verbose`; a single trace always): the time breakdown, kernel classes, the
+// MFU waterfall and host phases (with `verbose`, the top kernels per class
+// and every diagnostic); then the collectives. Lines fit `text.width` where
+// their content allows (file paths are never cut).
+std::string RenderTraceJobText(const JobAnalysis& job, const TraceJobOptions& options, bool verbose,
+                               const TextOptions& text = {});
 
 // The JSON document (schema_version, variant, model and convention with a
 // model, ranks, collectives), pretty-printed with a final newline.

@@ -20,6 +20,7 @@
 #include "mfu/flops.h"
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
+#include "mfu/result.h"
 #include "mfu/status.h"
 #include "mfu/trace.h"
 #include "mfu/trace_breakdown.h"
@@ -27,6 +28,7 @@
 #include "mfu/trace_collectives.h"
 #include "mfu/trace_flops.h"
 #include "mfu/trace_phases.h"
+#include "mfu/trace_verdict.h"
 #include "mfu/trace_waterfall.h"
 
 namespace mfu {
@@ -57,6 +59,11 @@ struct TraceJobOptions {
   // (TraceParseOptions).
   uint64_t max_events = 0;
   std::function<void(const TraceProgress&)> progress;
+
+  // The text report only: which ranks of a multi-rank set get their full
+  // detail after the cross-rank summary (a single trace always does).
+  bool detail_all_ranks = false;      // --ranks all, or -v
+  std::vector<int64_t> detail_ranks;  // --ranks 0,3: distributedInfo ranks (input order when absent)
 };
 
 struct StepAnalysis {
@@ -77,6 +84,7 @@ struct RankAnalysis {
   std::optional<StepWaterfall> waterfall;  // over the main window
   std::vector<StepWaterfall> step_waterfalls;
   std::vector<StepPhases> phases;  // host-side step decomposition
+  JobVerdict verdict;              // this rank's largest losses (its waterfall, else its time breakdown)
 };
 
 struct JobAnalysis {
@@ -84,7 +92,31 @@ struct JobAnalysis {
   std::optional<CollectiveAnalysis> collectives;
   std::string collectives_error;
   std::optional<HtaStragglerResult> hta_stragglers;
+  JobSummary summary;  // SummarizeJob
+  JobVerdict verdict;  // ComputeJobVerdict: the largest losses over every rank
+  // Warnings and assumptions on the whole result: a model MFU above the
+  // peak, a model that could not be used, FLOPs that are unknown.
+  std::vector<Note> notes;
 };
+
+// The cross-rank summary of `job` (per rank MFU and shares, the slowest
+// ranks against the median, the spread).
+JobSummary SummarizeJob(const JobAnalysis& job);
+
+// The largest losses over every rank of `job`: from the waterfalls when every
+// rank has one, else from the time breakdowns (idle, exposed communication
+// and memcpy only).
+JobVerdict ComputeJobVerdict(const JobAnalysis& job, const VerdictOptions& options = {});
+
+// The largest losses of one rank: its waterfall, else its time breakdown.
+JobVerdict ComputeRankVerdict(const RankAnalysis& rank, const VerdictOptions& options = {});
+
+// kInvalidArgument naming `ranks` when options.detail_ranks names a rank
+// that is not in `job` (the message lists the ranks there are).
+Status CheckDetailRanks(const JobAnalysis& job, const TraceJobOptions& options);
+
+// Whether rank `index` of `job` gets its full detail in the text report.
+bool ShowsRankDetail(const JobAnalysis& job, const TraceJobOptions& options, size_t index);
 
 // Checks `options` (kInvalidArgument naming the parameter: threads out of
 // range, a model without seq_len or tokens, tokens_per_step and batch both

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -51,6 +52,7 @@ struct TraceOptions {
   bool inference = false;
   bool quiet = false;
   uint64_t max_events = kDefaultMaxEvents;
+  std::string ranks;  // --ranks all | 0,3
 };
 
 // "mfu: reading <file>: 1.2 GB, 3.4M events" on one rewritten stderr line,
@@ -114,7 +116,8 @@ class TraceCommand final : public Command {
         ->capture_default_str();
     app.add_flag("--python", o_.python, "Keep python_function events (slower, more memory)");
     app.add_flag("--strict", o_.strict, "Exit 1 when any trace has error-severity diagnostics");
-    app.add_flag("--verbose,-v", o_.verbose, "Also list the top kernels per class");
+    app.add_flag("--verbose,-v", o_.verbose, "Every rank's detail, the top kernels per class, every diagnostic");
+    app.add_option("--ranks", o_.ranks, "Multi-rank sets: the ranks shown in detail after the summary (all, or 0,3)");
     app.add_flag("--json", o_.json, "Machine-readable output (docs/trace.md)");
     app.add_option("--csv", o_.csv_dir, "Also write CSV tables into this directory");
     app.add_option("--max-events", o_.max_events, "Most events per trace file, the memory cap (0: none)")
@@ -135,6 +138,7 @@ class TraceCommand final : public Command {
     if (progress.enabled())
       options.progress = [&progress](const TraceProgress& p) { progress.Show(p); };
     MFU_ASSIGN_OR_RETURN(options.model, ModelRequest());
+    MFU_RETURN_IF_ERROR(ParseRanks(options));
     CatalogFiles files;
     if (!o_.gpu.hardware_file.empty())
       files.hardware.push_back(o_.gpu.hardware_file);
@@ -144,6 +148,7 @@ class TraceCommand final : public Command {
     StatusOr<JobAnalysis> analyzed = AnalyzeTracePaths(o_.paths, catalog, options);
     progress.Clear();
     MFU_ASSIGN_OR_RETURN(JobAnalysis job, std::move(analyzed));
+    MFU_RETURN_IF_ERROR(CheckDetailRanks(job, options));
     if (!o_.csv_dir.empty())
       MFU_RETURN_IF_ERROR(WriteFiles(o_.csv_dir, RenderTraceJobCsv(job)));
     ctx.out << (o_.json ? RenderTraceJobJson(job, options) : RenderTraceJobText(job, options, o_.verbose));
@@ -182,6 +187,21 @@ class TraceCommand final : public Command {
     }
     in.training = !o_.inference;
     return std::optional<TraceModelRequest>(std::move(in));
+  }
+
+  // --ranks: "all" or a comma-separated list of rank numbers.
+  Status ParseRanks(TraceJobOptions& options) const {
+    options.detail_all_ranks = o_.verbose || o_.ranks == "all";
+    if (o_.ranks.empty() || o_.ranks == "all")
+      return Status::Ok();
+    for (const std::string& item : base::Split(o_.ranks, ',')) {
+      int64_t rank = -1;
+      auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), rank);
+      if (ec != std::errc() || end != item.data() + item.size() || rank < 0)
+        return InvalidArgumentError("--ranks: '" + item + "' is not a rank (all, or a list such as 0,3)");
+      options.detail_ranks.push_back(rank);
+    }
+    return Status::Ok();
   }
 
   // Writes (file name, content) pairs into `dir` (created).

@@ -3,6 +3,7 @@
 // shared WaterfallJson object plus the measurement's extras.
 
 #include <cmath>
+#include <iterator>
 #include <string>
 
 #include "mfu/report_trace.h"
@@ -123,6 +124,11 @@ json StepWaterfallJson(const StepWaterfall& w) {
   j["start_ns"] = w.start_ns;
   j["end_ns"] = w.end_ns;
   j["coverage"] = w.coverage;
+  // "unknown": no recorded shapes (mfu_hw is then 0, not a measurement);
+  // "lower_bound": shapes cover part of the matrix time; "measured".
+  j["mfu_hw_status"] = w.matrix_ns > 0 && w.matrix_with_flops_ns == 0 ? "unknown"
+                       : w.matrix_with_flops_ns < w.matrix_ns         ? "lower_bound"
+                                                                      : "measured";
   j["matrix_flops"] = report::JsonInt(w.matrix_flops);
   if (w.model) {
     const ModelStepMfu& m = *w.model;
@@ -156,6 +162,59 @@ json FlopsJson(const TraceFlopsSummary& f, const Accelerator* gpu) {
             {"achieved_flops_per_s", f.matrix.achieved_flops_per_s()},
             {"peak_pct", 100 * f.matrix.peak_fraction()}}},
           {"coverage", f.coverage()}};
+}
+
+// The verdict's losses, largest first, each with the rule that names it.
+json VerdictJson(const JobVerdict& v) {
+  json items = json::array();
+  for (const VerdictItem& item : v.items) {
+    const VerdictRule& rule = *item.rule;
+    json remedies = json::array();
+    for (const char* const* r = rule.remedies; r < std::end(rule.remedies) && *r != nullptr; ++r)
+      remedies.push_back(*r);
+    items.push_back({{"bucket", WaterfallBucketName(rule.bucket)},
+                     {"code", rule.code},
+                     {"loss", rule.loss},
+                     {"loss_ns", item.loss_ns},
+                     {"share", item.share},
+                     {"basis", VerdictBasisName(v.basis)},
+                     {"why", rule.why},
+                     {"remedies", remedies}});
+  }
+  return items;
+}
+
+json SummaryJson(const JobAnalysis& job) {
+  const JobSummary& s = job.summary;
+  json ranks = json::array();
+  for (const RankSummary& r : s.ranks) {
+    ranks.push_back({{"rank", r.rank},
+                     {"span_ns", r.span_ns},
+                     {"compute_ns", r.compute_ns},
+                     {"compute_share", r.compute_share},
+                     {"exposed_comm_share", r.comm_share},
+                     {"idle_share", r.idle_share},
+                     {"mfu_hw", r.mfu_hw ? json(*r.mfu_hw) : json(nullptr)},
+                     {"mfu_hw_lower_bound", r.mfu_hw_lower_bound},
+                     {"model_mfu", r.model_mfu ? json(*r.model_mfu) : json(nullptr)},
+                     {"wait_ns", r.wait_ns},
+                     {"wait_share", r.wait_share},
+                     {"work_ns", r.work_ns},
+                     {"work_vs_median", r.work_vs_median},
+                     {"compute_vs_median", r.compute_vs_median}});
+  }
+  json slowest = json::array();
+  for (size_t i : s.slowest)
+    slowest.push_back(s.ranks[i].rank);
+  return {{"ranks", ranks},
+          {"median_work_ns", s.median_work_ns},
+          {"work_spread", s.work_spread},
+          {"median_compute_ns", s.median_compute_ns},
+          {"median_span_ns", s.median_span_ns},
+          {"compute_spread", s.compute_spread},
+          {"span_spread", s.span_spread},
+          {"slowest_ranks", slowest},
+          {"verdict_step_ns", job.verdict.step_ns}};
 }
 
 json DiagnosticsJson(const RankTrace& t) {
@@ -221,6 +280,7 @@ json RankJson(const RankAnalysis& r) {
   j["flops"] = FlopsJson(r.flops, r.gpu);
   if (r.waterfall)
     j["waterfall"] = StepWaterfallJson(*r.waterfall);
+  j["verdict"] = VerdictJson(r.verdict);
   return j;
 }
 
@@ -245,14 +305,17 @@ json CommRanksJson(const CollectiveAnalysis& c) {
 json BandwidthJson(const CollectiveAnalysis& c) {
   json bw = json::array();
   for (const auto& b : c.bandwidth) {
+    // Without a size there is no bandwidth: null, not 0.
+    const bool known = b.min_bytes >= 0;
     bw.push_back({{"kind", CollectiveKindName(b.kind)},
                   {"min_bytes", b.min_bytes},
                   {"max_bytes", b.max_bytes},
+                  {"size_known", known},
                   {"count", b.count},
                   {"transfer_ns", b.transfer_ns},
                   {"wait_ns", b.wait_ns},
-                  {"median_algbw_bytes_per_s", b.median_algbw_bytes_per_s},
-                  {"median_busbw_bytes_per_s", b.median_busbw_bytes_per_s}});
+                  {"median_algbw_bytes_per_s", known ? json(b.median_algbw_bytes_per_s) : json(nullptr)},
+                  {"median_busbw_bytes_per_s", known ? json(b.median_busbw_bytes_per_s) : json(nullptr)}});
   }
   return bw;
 }
@@ -287,6 +350,9 @@ std::string RenderTraceJobJson(const JobAnalysis& job, const TraceJobOptions& op
   for (const auto& r : job.ranks)
     ranks.push_back(RankJson(r));
   j["ranks"] = ranks;
+  j["summary"] = SummaryJson(job);
+  j["verdict"] = VerdictJson(job.verdict);
+  j["notes"] = report::NotesJson(job.notes);
   j["collectives"] = CollectivesJson(job);
   return report::JsonText(j);
 }

@@ -2,6 +2,9 @@
 // collectives, in three ParallelFor phases over ranks.
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -133,7 +136,134 @@ void AnalyzeFlops(const RankTrace& t, const RankBasis& basis, RankAnalysis& r, c
     MainWaterfall(t, r, w);
 }
 
+// distributedInfo.rank, else the position in the input.
+int64_t RankId(const RankAnalysis& r, size_t index) {
+  return r.trace.rank >= 0 ? r.trace.rank : static_cast<int64_t>(index);
+}
+
+std::string RankName(const RankAnalysis& r, size_t index) {
+  return "rank " + std::to_string(RankId(r, index));
+}
+
+// "rank 3" for one of several ranks, "" for a single trace.
+std::string RankPrefix(const JobAnalysis& job, size_t index) {
+  return job.ranks.size() > 1 ? RankName(job.ranks[index], index) + ": " : "";
+}
+
+// A model given but unusable: ranks whose trace names no accelerator.
+void NoteModelWithoutGpu(const JobAnalysis& job, const TraceJobOptions& options, std::vector<Note>& notes) {
+  if (!options.model)
+    return;
+  size_t without = 0;
+  for (const RankAnalysis& r : job.ranks)
+    without += r.gpu == nullptr ? 1 : 0;
+  if (without == 0)
+    return;
+  std::string which = job.ranks.size() == 1
+                          ? "the trace names"
+                          : std::to_string(without) + " of " + std::to_string(job.ranks.size()) + " traces name";
+  notes.push_back(
+      {NoteKind::kWarning, "model_ignored_no_gpu",
+       "--model is ignored where there is no accelerator peak: " + which + " no GPU (deviceProperties); pass --gpu"});
+}
+
+// The model MFU against the peak (mfu_above_peak) and the model's FLOPs
+// against the FLOPs the kernels executed (model_flops_mismatch), for the rank
+// where each is worst.
+void NoteModelPlausibility(const JobAnalysis& job, std::vector<Note>& notes) {
+  std::optional<size_t> worst_mfu, worst_ratio;
+  double worst_ratio_log = 0;
+  for (size_t i = 0; i < job.ranks.size(); ++i) {
+    const auto& w = job.ranks[i].waterfall;
+    if (!w || !w->model)
+      continue;
+    if (!worst_mfu || w->model->mfu > job.ranks[*worst_mfu].waterfall->model->mfu)
+      worst_mfu = i;
+    // Only where shapes cover most matrix time: otherwise executed FLOPs are partial.
+    const double ratio = w->model->executed_over_model;
+    if (w->coverage >= 0.9 && ratio > 0) {
+      const double off = std::abs(std::log(ratio));
+      if (off > std::log(2.0) && off > worst_ratio_log) {
+        worst_ratio_log = off;
+        worst_ratio = i;
+      }
+    }
+  }
+  static constexpr const char* kCauses =
+      "--tokens-per-step counts the whole job instead of one rank, or --model is not the model that ran";
+  if (worst_mfu) {
+    auto note = CheckUtilizationPlausible(job.ranks[*worst_mfu].waterfall->model->utilization, kCauses);
+    if (note) {
+      note->message = RankPrefix(job, *worst_mfu) + "model " + note->message;
+      notes.push_back(std::move(*note));
+    }
+  }
+  if (worst_ratio) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.2f", job.ranks[*worst_ratio].waterfall->model->executed_over_model);
+    notes.push_back({NoteKind::kWarning, "model_flops_mismatch",
+                     RankPrefix(job, *worst_ratio) + "the kernels executed " + ratio +
+                         "x the model's FLOPs (shapes cover the matrix time): likely " + kCauses});
+  }
+}
+
+// Matrix kernels ran but no rank recorded shapes: the hardware MFU is unknown.
+void NoteUnknownFlops(const JobAnalysis& job, std::vector<Note>& notes) {
+  int64_t matrix = 0, with_flops = 0;
+  for (const RankAnalysis& r : job.ranks) {
+    if (r.waterfall) {
+      matrix += r.waterfall->matrix_ns;
+      with_flops += r.waterfall->matrix_with_flops_ns;
+    }
+  }
+  if (matrix > 0 && with_flops == 0) {
+    notes.push_back(
+        {NoteKind::kWarning, "flops_unknown",
+         "the hardware-FLOPs MFU is unknown: the trace recorded no shapes; " + std::string(kRecordShapesHint)});
+  }
+}
+
+std::vector<Note> JobNotes(const JobAnalysis& job, const TraceJobOptions& options) {
+  std::vector<Note> notes;
+  NoteModelWithoutGpu(job, options, notes);
+  NoteModelPlausibility(job, notes);
+  NoteUnknownFlops(job, notes);
+  return notes;
+}
+
+// The rank-independent results: per-rank verdicts, the summary, the job's
+// verdict and notes.
+void Conclude(JobAnalysis& job, const TraceJobOptions& options) {
+  for (RankAnalysis& r : job.ranks)
+    r.verdict = ComputeRankVerdict(r);
+  job.summary = SummarizeJob(job);
+  job.verdict = ComputeJobVerdict(job);
+  job.notes = JobNotes(job, options);
+}
+
 }  // namespace
+
+Status CheckDetailRanks(const JobAnalysis& job, const TraceJobOptions& options) {
+  for (int64_t want : options.detail_ranks) {
+    bool found = false;
+    std::string list;
+    for (size_t i = 0; i < job.ranks.size(); ++i) {
+      found = found || RankId(job.ranks[i], i) == want;
+      list += (list.empty() ? "" : ",") + std::to_string(RankId(job.ranks[i], i));
+    }
+    if (found)
+      continue;
+    return InvalidArgumentError("--ranks: no rank " + std::to_string(want) + " in the traces (ranks: " + list + ")");
+  }
+  return Status::Ok();
+}
+
+bool ShowsRankDetail(const JobAnalysis& job, const TraceJobOptions& options, size_t index) {
+  if (job.ranks.size() <= 1 || options.detail_all_ranks)
+    return true;
+  const int64_t id = RankId(job.ranks[index], index);
+  return std::find(options.detail_ranks.begin(), options.detail_ranks.end(), id) != options.detail_ranks.end();
+}
 
 Status ValidateTraceJobOptions(const TraceJobOptions& options, const Catalog& catalog) {
   if (options.model)
@@ -236,6 +366,7 @@ StatusOr<JobAnalysis> AnalyzeTraceJob(std::vector<RankTrace> traces, const Catal
                              r.main.temporal.gpu_end_ns);
     r.trace = std::move(traces[i]);
   }
+  Conclude(job, options);
   return job;
 }
 

@@ -14,6 +14,7 @@
 #include "mfu/report_trace.h"
 #include "mfu/trace_job.h"
 #include "testing/trace_builder.h"
+#include "trace/job_test_fixtures.h"
 
 namespace mfu {
 namespace {
@@ -22,12 +23,7 @@ using testing::TraceBuilder;
 using W = WaterfallBucket;
 
 const Catalog& Builtin() {
-  static const Catalog* catalog = [] {
-    auto loaded = Catalog::LoadBuiltin();
-    EXPECT_TRUE(loaded.ok()) << loaded.status().message();
-    return new Catalog(std::move(loaded).value());
-  }();
-  return *catalog;
+  return testing::BuiltinCatalog();
 }
 
 std::vector<RankTrace> OneStep() {
@@ -42,10 +38,7 @@ std::vector<RankTrace> OneStep() {
 }
 
 TraceJobOptions H100() {
-  TraceJobOptions o;
-  o.gpu_override = "h100";
-  o.threads = 2;
-  return o;
+  return testing::H100Job(2);
 }
 
 TEST(TraceJob, OneStepWaterfallByHand) {
@@ -72,9 +65,7 @@ TEST(TraceJob, OneStepWaterfallByHand) {
 
 TEST(TraceJob, ModelUtilization) {
   TraceJobOptions o = H100();
-  TraceModelRequest m;
-  m.model = testing::TinyModel();
-  m.seq_len = 128;
+  TraceModelRequest m = testing::ModelRequest128(testing::TinyModel());
   m.batch = 2;
   o.model = m;
   auto job = AnalyzeTraceJob(OneStep(), Builtin(), o);
