@@ -13,6 +13,7 @@
 #include "mfu/catalog.h"
 #include "mfu/cluster.h"
 #include "mfu/hwdb.h"
+#include "mfu/result.h"
 #include "mfu/status.h"
 
 namespace mfu {
@@ -32,6 +33,7 @@ struct ResolvedHardware {
   const Cluster* cluster = nullptr;  // nullptr: a single node of `gpu`
   int64_t gpus = 0;
   std::vector<std::string> derived;  // "gpus = nodes x 8 = 64"
+  std::vector<Note> notes;
 };
 
 // kInvalidArgument: neither gpu nor cluster; a gpu that contradicts the
