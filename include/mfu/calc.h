@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "mfu/flops.h"
 #include "mfu/hwdb.h"
@@ -41,9 +42,10 @@ struct MfuResult {
   std::string band;  // where the job stands against industry bands
 };
 
-// Errors (kInvalidArgument): no or several throughput sources, non-positive
-// or absurd values, a precision the accelerator has no peak for, or inputs
-// implying more than 100% of the dense peak.
+// Errors (kInvalidArgument): no or several throughput sources, negative, NaN,
+// infinite or absurd values (0 is "not given"), a precision the accelerator
+// has no peak for. kOutOfRange (a data error) for inputs implying more than
+// 100% of the dense peak (CheckUtilizationPlausible's rule and message).
 StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, const TrainingThroughput& input,
                                const MfuOptions& options);
 
@@ -74,6 +76,7 @@ struct CalcReport {
   MfuOptions options;
   MfuResult result;
   Utilization utilization;  // per GPU, against the dense peak of the precision
+  std::vector<Note> notes;  // the convention and precision taken by default ("default_convention", ...)
 };
 
 // The MFU of `request` on `hardware`. kNotFound for an unknown accelerator;

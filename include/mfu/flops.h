@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mfu/model.h"
+#include "mfu/note.h"
 #include "mfu/status.h"
 
 namespace mfu {
@@ -169,6 +170,7 @@ struct FlopsReport {
   std::string mla;
   int64_t context = 0, cached = 0;
   std::optional<InferenceFlops> inference_flops;
+  std::vector<Note> notes;  // the sequence length taken by default ("default_seq_len")
 };
 
 // The counts of `request`. kInvalidArgument naming the parameter (as

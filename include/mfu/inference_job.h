@@ -31,8 +31,10 @@ struct InferenceRequest {
   std::string cluster;  // cluster preset for the NVLink figures; "" for the accelerator's own
   int64_t gpus = 0;     // GPUs of one replica; 0: tp x pp (else must equal it)
   int64_t tp = 1, pp = 1, ep = 1;
-  std::string weight_precision = "bf16";  // bf16, fp16, fp8, int8, int4/fp4/nvfp4/mxfp4
-  std::string kv_precision = "bf16";
+  // bf16, fp16, fp8, int8, int4/fp4/nvfp4/mxfp4; "" (not given): bf16, stated
+  // as the note "default_precision".
+  std::string weight_precision;
+  std::string kv_precision;      // bf16, fp16, fp8; "": bf16 (noted)
   std::string mla = "absorbed";  // or "naive"
   std::string convention = "megatron";
   std::string framework = "tensorrt-llm";  // a serving profile of catalog.frameworks
@@ -41,11 +43,13 @@ struct InferenceRequest {
   int64_t input_len = 0, output_len = 0;   // one request shape (0 and 0 with a workload: mix only)
   // Request shapes: "I:O[:N],..." or the path of a CSV (ParseWorkload).
   std::string workload;
-  int64_t batch = 0;  // concurrent requests; 0: the largest that fits
-  int64_t draft_tokens = 0;
-  double acceptance = 0;
-  std::string drafter;  // preset or config.json; "" with draft_tokens: self-drafting heads
-  double measured_tokens_per_s = 0, measured_ttft_s = 0, measured_tpot_s = 0;  // 0: none
+  int64_t batch = 0;         // concurrent requests; 0: the largest that fits (noted)
+  int64_t draft_tokens = 0;  // [1, 64]; 0: no speculative decoding
+  double acceptance = 0;     // [0, 1); 0 with draft tokens is noted as not given
+  std::string drafter;       // preset or config.json; "" with draft_tokens: self-drafting heads
+  // 0: none; otherwise positive and finite, implying at most 100% of the
+  // dense peak and of the HBM bandwidth (else kOutOfRange).
+  double measured_tokens_per_s = 0, measured_ttft_s = 0, measured_tpot_s = 0;
 };
 
 // The setup of `request` on `catalog`: accelerator and cluster through
@@ -130,13 +134,23 @@ struct InferenceResult {
   std::optional<SpeculativeReport> speculative;
   std::optional<MeasuredInference> measured;
   std::optional<StepUtilization> measured_ttft, measured_tpot;
+  // What the job assumed and what a reader should doubt (docs/infer.md
+  // "Notes"): the hardware's notes; "unvalidated_family" off the validated
+  // families (data/efficiency/validation.csv); "default_batch" (the largest
+  // batch that fits), "default_precision" (bf16 weights and KV cache),
+  // "default_acceptance" (speculative decoding at acceptance 0). A measured
+  // figure implying more than 100% of the dense peak or of the HBM
+  // bandwidth is an error, not a note.
+  std::vector<Note> notes;
 };
 
 // The whole job; the workload file, if any, is read through `fs`.
 // kInvalidArgument for missing or contradicting request fields (naming the
 // parameter); kNotFound when the weights do not fit (or what
 // ResolveInferenceSetup and the model return); kOutOfRange for a context
-// beyond the model's maximum.
+// beyond the model's maximum or a measurement implying more than 100% of the
+// dense peak or of the HBM bandwidth (the message names the parameter and
+// the likely cause).
 StatusOr<InferenceResult> RunInferenceJob(const Catalog& catalog, const FileSystem& fs,
                                           const InferenceRequest& request);
 

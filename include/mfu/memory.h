@@ -8,10 +8,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mfu/flops.h"
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
+#include "mfu/note.h"
 #include "mfu/status.h"
 
 namespace mfu {
@@ -218,6 +220,10 @@ struct MemoryReport {
   std::optional<KvCacheSize> kv_cache;
   DType kv_dtype = DType::kBf16;
   int64_t kv_context = 0;
+  // The defaults that change the answer: the sequence length
+  // ("default_seq_len"), the KV cache context ("default_context"), the
+  // training state and optimizer ("default_state").
+  std::vector<Note> notes;
 };
 
 // The memory of `request`. kInvalidArgument naming the parameter (as

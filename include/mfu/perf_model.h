@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -115,6 +116,21 @@ class EfficiencyDb {
   Status ApplyValidation(std::string_view text, std::string_view origin);
   std::vector<EfficiencyParams> families_;
 };
+
+// A warning "unvalidated_family" when `family` (the efficiency family of
+// accelerator `accelerator_id`) has no measured end-to-end runs for
+// training (`training`) or inference: its validation status is anything but
+// "validated". The message names the accelerator, the family and its status,
+// the families of `db` that are validated (read from the data, not listed in
+// code) and the error on those (ValidatedTrainingError /
+// ValidatedInferenceError). nullopt for a validated family.
+std::optional<Note> UnvalidatedFamilyNote(const EfficiencyDb& db, const EfficiencyParams& family,
+                                          std::string_view accelerator_id, bool training);
+// The error of the predictions on the validated families, as the docs
+// measure it: "8.9% MAPE over 253 measured runs" (docs/plan.md) and "7.7%
+// MAPE on TensorRT-LLM's H100 throughput table" (docs/infer.md).
+std::string_view ValidatedTrainingError();
+std::string_view ValidatedInferenceError();
 
 // One parallel configuration.
 struct TrainingConfig {

@@ -24,6 +24,7 @@
 
 #include "mfu/flops.h"
 #include "mfu/hwdb.h"
+#include "mfu/note.h"
 #include "mfu/status.h"
 
 namespace mfu {
@@ -102,24 +103,7 @@ double DensePeakFlops(const Accelerator& gpu, DType precision);
 
 // ------------------------------------------------------------------- Notes
 
-// What a result depends on beyond what the request said, and what a reader
-// should doubt: one vocabulary for every job. Text renders one line per note
-// ("assumed: ...", "warning: ..."); JSON renders "notes": [{"kind", "code",
-// "message"}]. Codes are stable identifiers scripts may test
-// ("default_global_batch", "mfu_above_peak", "unvalidated_family", ...);
-// messages are one sentence and name request fields as Param("x") does.
-enum class NoteKind : uint8_t {
-  kAssumption = 0,  // a default that changes the answer
-  kWarning,         // an implausible or unvalidated figure
-};
-
-const char* NoteKindName(NoteKind kind);  // "assumption", "warning"
-
-struct Note {
-  NoteKind kind = NoteKind::kWarning;
-  std::string code;
-  std::string message;
-};
+// Note, NoteKind: mfu/note.h (every job result carries std::vector<Note>).
 
 // A warning when MFU or HFU of `u` exceeds 100% of the dense peak (nullopt
 // when both are at most 1 or the peak is unknown). `likely_causes` completes
@@ -127,6 +111,17 @@ struct Note {
 // throughput is for the whole job, not per GPU, or the model is not the one
 // that ran".
 std::optional<Note> CheckUtilizationPlausible(const Utilization& u, std::string_view likely_causes);
+
+// The same rule for memory bandwidth: a warning "mbu_above_peak" when `mbu`
+// (bytes moved / (time x HBM bandwidth)) exceeds 1 or is not finite;
+// nullopt otherwise. `what` names the figure ("the measured TPOT's MBU").
+std::optional<Note> CheckBandwidthPlausible(double mbu, std::string_view what, std::string_view likely_causes);
+
+// The likely causes of a measured figure above the peak, for
+// CheckUtilizationPlausible's `likely_causes`: a whole-job throughput given
+// per GPU, or a model that is not the one that ran.
+inline constexpr std::string_view kMeasuredAbovePeakCauses =
+    "the measured throughput is for the whole job, not per GPU, or the model is not the one that ran";
 
 // ------------------------------------------------------------- Collectives
 

@@ -20,6 +20,7 @@
 #include "mfu/perf_model.h"
 #include "mfu/plan_studies.h"
 #include "mfu/planner.h"
+#include "mfu/result.h"
 #include "mfu/setup.h"
 #include "mfu/status.h"
 
@@ -48,6 +49,11 @@ struct ResolvedTraining {
   double moe_imbalance = 1;
   TrainingStateDtypes state;
   std::vector<std::string> derived;  // what was filled in ("gpus = nodes x 8 = 64")
+  // What the setup assumed or cannot vouch for: the hardware's notes
+  // (ResolvedHardware), an efficiency family without measured training
+  // runs ("unvalidated_family", from data/efficiency/validation.csv). Every
+  // predict and plan result starts with them.
+  std::vector<Note> notes;
   std::unique_ptr<PerfModel> perf;
 };
 
@@ -88,6 +94,11 @@ std::vector<std::string> DerivedConfigNotes(const TrainingConfig& given, const P
 struct PredictResult {
   Prediction prediction;
   std::vector<std::string> derived;  // the setup's, then the configuration's (DerivedConfigNotes)
+  // The setup's notes, then the configuration's: a global batch taken as
+  // dp x mbs ("default_global_batch", with the bubble it implies), a
+  // predicted MFU/HFU above the dense peak ("mfu_above_peak": a model
+  // error, never expected).
+  std::vector<Note> notes;
 };
 // kInvalidArgument when the configuration is not valid (anything but kOk or
 // kOutOfMemory), naming the issue, the configuration and the GPU count.
@@ -99,7 +110,7 @@ struct PlanRequest {
   std::vector<std::string> recompute = {"none", "selective", "full"};
   bool tp_across_nodes = false;
   std::string tokens;              // token budget ("15T"); "" none
-  double price_per_gpu_hour = -1;  // USD; < 0: the cluster's, if known
+  double price_per_gpu_hour = -1;  // USD; -1: the cluster's, if known (other negatives, NaN, inf: rejected)
   std::vector<int64_t> scaling;    // GPU counts of the scaling table
 };
 struct PlanStudy {
@@ -111,6 +122,10 @@ struct PlanStudy {
   ConfigDifference difference;  // best vs runner-up
   std::vector<ScalePoint> scaling;
   int64_t fits_at_gpus = 0;  // nothing fits: FindSmallestFittingGpus (clusters only)
+  // The setup's notes, then the search's: the best configuration at a
+  // default search bound ("search_bound": a wider bound may find a faster
+  // one), the cluster's price taken ("default_price").
+  std::vector<Note> notes;
 };
 // kInvalidArgument naming the field for out-of-range options.
 StatusOr<PlanStudy> RunPlanStudy(const ResolvedTraining& setup, const PlanRequest& request);

@@ -3,21 +3,27 @@
 
 #include "mfu/inference_job.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/strings.h"
+#include "mfu/perf_model.h"
+#include "mfu/result.h"
 #include "mfu/setup.h"
 
 namespace mfu {
 namespace {
 
+// "" (not given) is bf16, stated by DefaultPrecisionNote.
 StatusOr<DType> ParsePrecision(const std::string& text, const char* param) {
-  const std::string t = base::ToLower(text);
+  const std::string t = text.empty() ? "bf16" : base::ToLower(text);
   if (t == "int4" || t == "fp4" || t == "nvfp4" || t == "mxfp4")
     return DType::kFp4;  // 4-bit weights: half a byte
   StatusOr<DType> d = ParseDType(t);
@@ -56,15 +62,23 @@ Status ResolveFramework(const Catalog& catalog, const InferenceRequest& r, Infer
   return Status::Ok();
 }
 
-}  // namespace
-
-StatusOr<InferenceSetup> ResolveInferenceSetup(const Catalog& catalog, const InferenceRequest& r) {
+// ResolveInferenceSetup, keeping the hardware's notes for the job.
+StatusOr<InferenceSetup> ResolveSetup(const Catalog& catalog, const InferenceRequest& r, std::vector<Note>* notes) {
+  if (r.gpus < 0)
+    return InvalidArgumentError(Param("gpus") + " must be >= 1 (or 0: tp x pp), got " + std::to_string(r.gpus));
+  // Before the GPU count tp x pp is formed from them (a 0 would read as "no count").
+  for (auto [name, value] : {std::pair{"tp", r.tp}, std::pair{"pp", r.pp}, std::pair{"ep", r.ep}}) {
+    if (value < 1 || value > 1024)
+      return InvalidArgumentError(Param(name) + " must be in [1, 1024], got " + std::to_string(value));
+  }
   HardwareRequest hw;
   hw.gpu = r.gpu;
   hw.cluster = r.cluster;
   hw.gpus = r.tp * r.pp;                           // one replica; its layout is checked by InferenceModel::Create
   hw.max_gpus_without_cluster = int64_t{1} << 20;  // the scale-up link only: no node limit
   MFU_ASSIGN_OR_RETURN(ResolvedHardware resolved, ResolveHardware(catalog, hw));
+  if (notes != nullptr)
+    *notes = std::move(resolved.notes);
   if (r.gpus != 0 && r.gpus != r.tp * r.pp) {
     return InvalidArgumentError(Param("gpus") + " " + std::to_string(r.gpus) +
                                 " but tp x pp = " + std::to_string(r.tp * r.pp) +
@@ -86,6 +100,12 @@ StatusOr<InferenceSetup> ResolveInferenceSetup(const Catalog& catalog, const Inf
   s.efficiency = catalog.efficiency.For(s.gpu->id);
   MFU_RETURN_IF_ERROR(ResolveFramework(catalog, r, s));
   return s;
+}
+
+}  // namespace
+
+StatusOr<InferenceSetup> ResolveInferenceSetup(const Catalog& catalog, const InferenceRequest& r) {
+  return ResolveSetup(catalog, r, nullptr);
 }
 
 namespace {
@@ -119,8 +139,88 @@ StatusOr<bool> CheckShape(const InferenceRequest& r, bool has_mix) {
                                 Param("input_len") + " and " + Param("output_len"));
   }
   if (r.batch < 0)
-    return InvalidArgumentError(Param("batch") + " must be positive");
+    return InvalidArgumentError(Param("batch") + " must be >= 1 (or 0: the largest that fits), got " +
+                                std::to_string(r.batch));
+  if (r.input_len < 0 || r.output_len < 0)
+    return InvalidArgumentError(Param(r.input_len < 0 ? "input_len" : "output_len") + " must be >= 1");
+  if (r.draft_tokens < 0 || r.draft_tokens > 64) {
+    return InvalidArgumentError(Param("draft_tokens") + " must be in [1, 64] (or 0: no speculative decoding), got " +
+                                std::to_string(r.draft_tokens));
+  }
+  if (!(r.acceptance >= 0 && r.acceptance < 1))
+    return InvalidArgumentError(Param("acceptance") + " (the acceptance rate) must be in [0, 1), got " +
+                                base::FormatNumber(r.acceptance));
+  for (auto [param, value] :
+       {std::pair{"measured_tokens_per_sec", r.measured_tokens_per_s}, std::pair{"measured_ttft", r.measured_ttft_s},
+        std::pair{"measured_tpot", r.measured_tpot_s}}) {
+    if ((Given(value) || std::isnan(value)) && !(std::isfinite(value) && value > 0)) {
+      return InvalidArgumentError(Param(param) + " must be a positive finite number (0: not measured), got " +
+                                  base::FormatNumber(value));
+    }
+  }
   return single;
+}
+
+// A measured figure implying more than the dense peak or the HBM bandwidth
+// is a data error (kOutOfRange, exit 1), as in `mfu calc`: the rule of
+// CheckUtilizationPlausible / CheckBandwidthPlausible.
+Status CheckMeasured(const InferenceModel& m, const char* param, double mfu, double mbu) {
+  const double peak = m.peak_flops();
+  const Utilization u = MakeUtilization(m.setup().convention, m.compute_dtype(), mfu * peak, mfu * peak, peak);
+  std::optional<Note> above = CheckUtilizationPlausible(u, kMeasuredAbovePeakCauses);
+  if (!above)
+    above = CheckBandwidthPlausible(mbu, "MBU", kMeasuredAbovePeakCauses);
+  if (!above)
+    return Status::Ok();
+  return OutOfRangeError(Param(param) + " implies " + above->message);
+}
+
+// A predicted figure above the peak: the model's error, said as a warning.
+void CheckPredicted(const char* what, double mfu, double mbu, const InferenceModel& m, std::vector<Note>& notes) {
+  const double peak = m.peak_flops();
+  const Utilization u = MakeUtilization(m.setup().convention, m.compute_dtype(), mfu * peak, mfu * peak, peak);
+  const std::string causes = std::string("an error of the inference model for ") + what + " (please report it)";
+  std::optional<Note> above = CheckUtilizationPlausible(u, causes);
+  if (!above)
+    above = CheckBandwidthPlausible(mbu, std::string(what) + "'s MBU", causes);
+  if (above)
+    notes.push_back(std::move(*above));
+}
+
+// The defaults of `r` that change the answer, and the predicted figures
+// that cannot be right.
+void AddJobNotes(const InferenceRequest& r, const InferenceModel& m, InferenceResult& out) {
+  if (r.weight_precision.empty() || r.kv_precision.empty()) {
+    const bool both = r.weight_precision.empty() && r.kv_precision.empty();
+    const std::string which = both ? "weights and KV cache" : r.weight_precision.empty() ? "weights" : "KV cache";
+    const std::string give = both                         ? Param("weight_precision") + " and " + Param("kv_precision")
+                             : r.weight_precision.empty() ? Param("weight_precision")
+                                                          : Param("kv_precision");
+    out.notes.push_back(
+        {NoteKind::kAssumption, "default_precision",
+         "precision not given: " + which + " in bf16; give " + give + " (fp8 halves the bytes a decode step reads)"});
+  }
+  if (!out.single_shape) {
+    if (out.mix)
+      CheckPredicted("the request mix", out.mix->mfu, out.mix->mbu, m, out.notes);
+    return;
+  }
+  if (r.batch == 0) {
+    out.notes.push_back({NoteKind::kAssumption, "default_batch",
+                         "batch not given: " + std::to_string(static_cast<int64_t>(out.workload.batch)) +
+                             " concurrent requests, the largest that fits (" + out.workload.batch_reason + "); give " +
+                             Param("batch") + " for the engine's actual concurrency"});
+  }
+  if (out.speculative && !Given(r.acceptance)) {
+    out.notes.push_back({NoteKind::kAssumption, "default_acceptance",
+                         "acceptance rate not given: 0 (no draft token accepted, so speculation only adds the "
+                         "drafter's cost); give " +
+                             Param("acceptance") + " (the drafter's measured per-token rate)"});
+  }
+  CheckPredicted("the workload", out.workload.mfu, out.workload.mbu, m, out.notes);
+  if (out.speculative)
+    CheckPredicted("speculative decoding", std::max(out.speculative->result.mfu, out.speculative->result.hfu), 0, m,
+                   out.notes);
 }
 
 // The studies of one request shape: the workload at its batch, the sweeps,
@@ -143,13 +243,16 @@ Status RunSingleShape(const FileSystem& fs, const InferenceModel& m, const Infer
   }
   if (Given(r.measured_tokens_per_s)) {
     MFU_ASSIGN_OR_RETURN(out.measured, m.FromMeasurement(in, n_out, r.measured_tokens_per_s, batch));
+    MFU_RETURN_IF_ERROR(CheckMeasured(m, "measured_tokens_per_sec", out.measured->mfu, out.measured->mbu));
   }
   if (Given(r.measured_ttft_s)) {
     MFU_ASSIGN_OR_RETURN(out.measured_ttft, m.Utilization(m.Prefill(1, in), r.measured_ttft_s));
+    MFU_RETURN_IF_ERROR(CheckMeasured(m, "measured_ttft", out.measured_ttft->mfu, out.measured_ttft->mbu));
   }
   if (Given(r.measured_tpot_s)) {
     const StepCost step = m.Decode(w.batch / static_cast<double>(m.setup().pp), out.mean_context);
     MFU_ASSIGN_OR_RETURN(out.measured_tpot, m.Utilization(step, r.measured_tpot_s));
+    MFU_RETURN_IF_ERROR(CheckMeasured(m, "measured_tpot", out.measured_tpot->mfu, out.measured_tpot->mbu));
   }
   out.compute_bound_batch = m.ComputeBoundBatch(out.mean_context);
   return Status::Ok();
@@ -161,7 +264,7 @@ StatusOr<InferenceResult> RunInferenceJob(const Catalog& catalog, const FileSyst
   InferenceResult out;
   auto model = std::make_shared<ModelSpec>(r.model);
   out.model = model;
-  MFU_ASSIGN_OR_RETURN(out.setup, ResolveInferenceSetup(catalog, r));
+  MFU_ASSIGN_OR_RETURN(out.setup, ResolveSetup(catalog, r, &out.notes));
   out.setup.model = model.get();  // the result's copy, not the caller's request
   MFU_ASSIGN_OR_RETURN(const bool single, CheckShape(r, !r.workload.empty()));
   if (!r.workload.empty()) {
@@ -169,6 +272,9 @@ StatusOr<InferenceResult> RunInferenceJob(const Catalog& catalog, const FileSyst
   }
   MFU_ASSIGN_OR_RETURN(InferenceModel m, InferenceModel::Create(out.setup));
   out.validity = InferenceValidation(out.setup.gpu->id, out.setup.framework.name);
+  if (std::optional<Note> n =
+          UnvalidatedFamilyNote(catalog.efficiency, out.setup.efficiency, out.setup.gpu->id, /*training=*/false))
+    out.notes.push_back(std::move(*n));
   out.gpus = m.gpus();
   out.peak_flops = m.peak_flops();
   out.compute_dtype = m.compute_dtype();
@@ -185,6 +291,7 @@ StatusOr<InferenceResult> RunInferenceJob(const Catalog& catalog, const FileSyst
   out.single_shape = single;
   if (single)
     MFU_RETURN_IF_ERROR(RunSingleShape(fs, m, r, out));
+  AddJobNotes(r, m, out);
   return out;
 }
 

@@ -1,14 +1,39 @@
 // The training jobs (training_setup.h): predict one configuration, plan the
 // search with its studies. What PredictCommand and PlanCommand computed.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/strings.h"
 #include "mfu/training_setup.h"
 
 namespace mfu {
+namespace {
+
+// A predicted figure above the peak is the model's error, not the user's.
+constexpr std::string_view kPredictedAbovePeakCauses =
+    "an error of the performance model for this configuration (please report it)";
+
+// gbs = dp x mbs: one micro-batch per pipeline per step, so with pipeline
+// parallelism the step is mostly bubble (the example: 69% bubble,
+// 8% MFU). Said loudly, with what it costs and the parameter that fixes it.
+Note DefaultGlobalBatchNote(const Prediction& p) {
+  const double bubble = p.step_s > 0 ? p.breakdown.bubble_s / p.step_s : 0;
+  char figures[96];
+  std::snprintf(figures, sizeof figures, "%.0f%% of the step is pipeline bubble, MFU %.1f%%", 100 * bubble,
+                100 * p.mfu);
+  return {NoteKind::kAssumption, "default_global_batch",
+          "global batch not given: dp x mbs = " + std::to_string(p.config.global_batch) + " sequences, " +
+              std::to_string(p.micro_batches) + (p.micro_batches == 1 ? " micro-batch" : " micro-batches") +
+              " per step (" + figures + "); give " + Param("gbs") + " (the job's global batch) for a real step"};
+}
+
+}  // namespace
 
 StatusOr<PredictResult> PredictTraining(const ResolvedTraining& setup, const TrainingConfig& config) {
   PredictResult r;
@@ -21,6 +46,11 @@ StatusOr<PredictResult> PredictTraining(const ResolvedTraining& setup, const Tra
   r.derived = setup.derived;
   for (std::string& d : DerivedConfigNotes(config, p))
     r.derived.push_back(std::move(d));
+  r.notes = setup.notes;
+  if (config.global_batch == 0)
+    r.notes.push_back(DefaultGlobalBatchNote(p));
+  if (std::optional<Note> n = CheckUtilizationPlausible(p.utilization, kPredictedAbovePeakCauses))
+    r.notes.push_back(std::move(*n));
   return r;
 }
 
@@ -49,7 +79,24 @@ StatusOr<PlanOptions> ResolvePlanOptions(const ResolvedTraining& s, const PlanRe
   }
   if (o.top_k < 1 || o.top_k > 1000)
     return InvalidArgumentError(Param("top") + " must be in [1, 1000]");
+  if (o.global_batch < 1 || o.global_batch > (int64_t{1} << 30)) {
+    return InvalidArgumentError(Param("gbs") + " (the global batch, sequences per step) must be in [1, 2^30], got " +
+                                std::to_string(o.global_batch));
+  }
+  if (o.max_vpp < 1 || o.max_vpp > 64)
+    return InvalidArgumentError(Param("max_vpp") + " must be in [1, 64], got " + std::to_string(o.max_vpp));
+  if (o.max_cp < 1 || o.max_cp > 1024)
+    return InvalidArgumentError(Param("max_cp") + " must be in [1, 1024], got " + std::to_string(o.max_cp));
+  for (int64_t gpus : q.scaling) {
+    if (gpus < 1 || gpus > (int64_t{1} << 24))
+      return InvalidArgumentError(Param("scaling") + ": " + std::to_string(gpus) + " GPUs is not in [1, 2^24]");
+  }
   return o;
+}
+
+// PlanRequest::price_per_gpu_hour's "not given" (exactly -1).
+bool IsUnsetPrice(double price) {
+  return price >= -1 && price <= -1;
 }
 
 StatusOr<TrainingBudget> ResolveBudget(const ResolvedTraining& s, const PlanRequest& q) {
@@ -59,11 +106,54 @@ StatusOr<TrainingBudget> ResolveBudget(const ResolvedTraining& s, const PlanRequ
     if (!(budget.tokens > 0))
       return InvalidArgumentError(Param("tokens") + " must be positive");
   }
-  budget.price_per_gpu_hour =
-      q.price_per_gpu_hour >= 0 ? q.price_per_gpu_hour : (s.cluster != nullptr ? s.cluster->price_per_gpu_hour : 0);
+  // -1 is "not given"; any other negative, NaN or infinity is a mistake,
+  // never a silent fallback to the cluster's price.
+  const double price = q.price_per_gpu_hour;
+  if (!IsUnsetPrice(price) && !(std::isfinite(price) && price >= 0)) {
+    return InvalidArgumentError(Param("price_per_gpu_hour") + " must be a finite number >= 0 (USD), got " +
+                                base::FormatNumber(price));
+  }
+  budget.price_per_gpu_hour = price >= 0 ? price : (s.cluster != nullptr ? s.cluster->price_per_gpu_hour : 0);
   if (!std::isfinite(budget.price_per_gpu_hour) || budget.price_per_gpu_hour < 0)
     return InvalidArgumentError(Param("price_per_gpu_hour") + " must be a non-negative number");
   return budget;
+}
+
+// The search bounds the best configuration sits on (a wider bound may find
+// a faster one), the cluster's price taken for the cost, a predicted figure
+// above the peak.
+void AddPlanNotes(const ResolvedTraining& s, const PlanRequest& q, const PlanOptions& o, PlanStudy& study) {
+  if (study.plan.top.empty())
+    return;
+  const Prediction& best = study.plan.top[0];
+  const TrainingConfig& c = best.config;
+  auto bound = [&study](const std::string& what, int64_t value, const std::string& param) {
+    study.notes.push_back({NoteKind::kAssumption, "search_bound",
+                           "the best configuration uses the largest " + what + " searched (" + std::to_string(value) +
+                               "); a faster one may lie beyond it: widen " + Param(param)});
+  };
+  const auto max_mbs = std::max_element(o.micro_batches.begin(), o.micro_batches.end());
+  if (c.micro_batch > 1 && c.micro_batch == *max_mbs)
+    bound("micro-batch", c.micro_batch, "mbs");
+  if (c.pp > 1 && c.vpp > 1 && c.vpp * 2 > o.max_vpp)
+    bound("interleave (virtual stages)", c.vpp, "max_vpp");
+  if (c.cp > 1 && c.cp * 2 > o.max_cp)
+    bound("context parallel size", c.cp, "max_cp");
+  if (IsUnsetPrice(q.price_per_gpu_hour) && study.budget.tokens > 0 && study.budget.price_per_gpu_hour > 0 &&
+      s.cluster != nullptr) {
+    char price[32];
+    std::snprintf(price, sizeof price, "$%.2f", study.budget.price_per_gpu_hour);
+    study.notes.push_back({NoteKind::kAssumption, "default_price",
+                           "price not given: cluster " + s.cluster->id + "'s " + price +
+                               " per GPU-hour (data/clusters/clusters.csv); give " + Param("price_per_gpu_hour") +
+                               " for yours"});
+  }
+  for (const Prediction& p : study.plan.top) {
+    if (std::optional<Note> n = CheckUtilizationPlausible(p.utilization, kPredictedAbovePeakCauses)) {
+      study.notes.push_back(std::move(*n));
+      break;
+    }
+  }
 }
 
 }  // namespace
@@ -86,6 +176,8 @@ StatusOr<PlanStudy> RunPlanStudy(const ResolvedTraining& s, const PlanRequest& q
   study.has_runner_up = study.plan.top.size() >= 2;
   if (study.has_runner_up)
     study.difference = ExplainDifference(study.plan.top[0], study.plan.top[1]);
+  study.notes = s.notes;
+  AddPlanNotes(s, q, options, study);
   return study;
 }
 

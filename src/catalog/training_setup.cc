@@ -4,6 +4,7 @@
 
 #include "mfu/training_setup.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -63,6 +64,16 @@ constexpr std::pair<int64_t TrainingConfigRequest::*, int64_t TrainingConfig::*>
     {&TrainingConfigRequest::mbs, &TrainingConfig::micro_batch},
     {&TrainingConfigRequest::gbs, &TrainingConfig::global_batch}};
 
+// What the setup cannot vouch for: an efficiency family without measured
+// training runs. (One node without a cluster is not an assumption: it runs
+// on the accelerator's own scale-up figures; more GPUs need a cluster,
+// which ResolveHardware states when it picks one.)
+void AddSetupNotes(const Catalog& catalog, ResolvedTraining& r) {
+  const TrainingSetup& t = r.perf->setup();
+  if (std::optional<Note> n = UnvalidatedFamilyNote(catalog.efficiency, t.efficiency, r.gpu->id, /*training=*/true))
+    r.notes.push_back(std::move(*n));
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<ResolvedTraining>> ResolveTrainingSetup(const Catalog& catalog, const TrainingRequest& q) {
@@ -73,6 +84,7 @@ StatusOr<std::unique_ptr<ResolvedTraining>> ResolveTrainingSetup(const Catalog& 
   r->gpu = hw.gpu;
   r->cluster = hw.cluster;
   r->derived = std::move(hw.derived);
+  r->notes = std::move(hw.notes);
   MFU_ASSIGN_OR_RETURN(r->precision, ResolvePrecision(q.precision, *r->gpu));
   TrainingSetup setup;
   setup.model = &r->model;
@@ -85,6 +97,7 @@ StatusOr<std::unique_ptr<ResolvedTraining>> ResolveTrainingSetup(const Catalog& 
   MFU_ASSIGN_OR_RETURN(setup.framework, ResolveFramework(catalog, q, *r));
   MFU_ASSIGN_OR_RETURN(PerfModel perf, PerfModel::Create(setup));
   r->perf = std::make_unique<PerfModel>(std::move(perf));
+  AddSetupNotes(catalog, *r);
   return r;
 }
 

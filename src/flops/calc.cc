@@ -1,6 +1,7 @@
 #include "mfu/calc.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "base/strings.h"
@@ -14,6 +15,15 @@ Status CheckPositive(double value, const char* what) {
     return InvalidArgumentError(std::string(what) + " must be a positive number");
   }
   return Status::Ok();
+}
+
+// A throughput field is 0 when not given; anything else must be a positive,
+// finite number (NaN, infinities and negatives are never "not given").
+Status CheckGivenPositive(double value, const char* param) {
+  if (std::isfinite(value) && value >= 0)
+    return Status::Ok();
+  return InvalidArgumentError(std::string("parameter '") + param + "' must be a positive finite number, got " +
+                              base::FormatNumber(value));
 }
 
 }  // namespace
@@ -30,6 +40,12 @@ std::string MfuBand(double mfu) {
 
 StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, const TrainingThroughput& in,
                                const MfuOptions& options) {
+  MFU_RETURN_IF_ERROR(CheckGivenPositive(in.tokens_per_s, "tokens_per_sec"));
+  MFU_RETURN_IF_ERROR(CheckGivenPositive(in.tokens_per_s_per_gpu, "tokens_per_sec_per_gpu"));
+  MFU_RETURN_IF_ERROR(CheckGivenPositive(in.step_time_s, "step_time"));
+  if (in.global_batch < 0)
+    return InvalidArgumentError("parameter 'global_batch' must be >= 1 (sequences per step), got " +
+                                std::to_string(in.global_batch));
   int sources = (in.tokens_per_s > 0) + (in.tokens_per_s_per_gpu > 0) + (in.step_time_s > 0);
   if (sources == 0) {
     return InvalidArgumentError(
@@ -68,12 +84,14 @@ StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, co
   r.hardware_tflops_per_gpu = r.flops.hardware_per_token * r.tokens_per_s_per_gpu / 1e12;
   r.mfu = r.model_tflops_per_gpu / r.peak_tflops;
   r.hfu = r.hardware_tflops_per_gpu / r.peak_tflops;
-  if (r.hfu > 1.0) {
-    return InvalidArgumentError(
-        "the throughput implies " + base::FormatSi(r.hardware_tflops_per_gpu * 1e12) + " FLOP/s per GPU, " +
-        std::to_string(static_cast<int>(std::lround(r.hfu * 100))) + "% of the dense " + DTypeName(options.precision) +
-        " peak of " + gpu.id +
-        ": check the throughput, parameter 'gpus', parameter 'seq_len' and parameter 'precision'");
+  // The rule every job applies (CheckUtilizationPlausible); a measured
+  // figure above the peak is a data error (kOutOfRange, exit 1).
+  const Utilization u = MakeUtilization(options.convention, options.precision, r.model_tflops_per_gpu * 1e12,
+                                        r.hardware_tflops_per_gpu * 1e12, r.peak_tflops * 1e12);
+  if (std::optional<Note> above = CheckUtilizationPlausible(u, kMeasuredAbovePeakCauses)) {
+    return OutOfRangeError("the throughput implies " + base::FormatSi(r.hardware_tflops_per_gpu * 1e12) +
+                           " FLOP/s per GPU on " + gpu.id + ": " + above->message +
+                           " (check parameter 'gpus', parameter 'seq_len' and parameter 'precision')");
   }
   r.band = MfuBand(r.mfu);
   return r;

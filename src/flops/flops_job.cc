@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "base/strings.h"
 #include "flops/job_common.h"
@@ -32,6 +33,13 @@ StatusOr<int64_t> ResolveSeqLen(const FlopsRequest& r) {
 Status CheckModes(const FlopsRequest& r) {
   if (r.batch < 1)
     return InvalidArgumentError(Param("batch") + " must be positive, got " + std::to_string(r.batch));
+  // 0 is "not given" for these; a negative value is never read as that.
+  for (auto [name, value] :
+       {std::pair{"context", r.context}, std::pair{"cached", r.cached}, std::pair{"frames", r.frames},
+        std::pair{"height", r.height}, std::pair{"width", r.width}}) {
+    if (value < 0)
+      return InvalidArgumentError(Param(name) + " must be >= 1, got " + std::to_string(value));
+  }
   if (!r.inference.empty() && r.recompute != "none")
     return InvalidArgumentError(Param("recompute") + " applies to training, not " + Param("inference"));
   if (r.inference != "decode" && r.context > 0)
@@ -70,6 +78,23 @@ Status CountInference(const FlopsRequest& r, FlopsReport& out) {
   return Status::Ok();
 }
 
+// The sequence length when the request gives none (a decode step counts
+// keys by its context instead).
+void AddSeqLenNote(const FlopsRequest& r, FlopsReport& out) {
+  if (r.seq_len || r.frames || r.height || r.width)
+    return;
+  const std::string given = r.model.arch == ArchKind::kDiT
+                                ? Param("frames") + "/" + Param("height") + "/" + Param("width")
+                                : Param("seq_len");
+  out.notes.push_back(
+      {NoteKind::kAssumption, "default_seq_len",
+       "sequence length not given: " + std::to_string(out.seq_len) +
+           (r.model.arch == ArchKind::kDiT  ? " tokens (81 frames at 720p)"
+            : out.seq_len == kDefaultSeqLen ? " tokens"
+                                            : " tokens (the default 4096 capped at the model's maximum)") +
+           "; give " + given + " for the job's"});
+}
+
 }  // namespace
 
 StatusOr<FlopsReport> CountFlops(const FlopsRequest& r) {
@@ -93,9 +118,12 @@ StatusOr<FlopsReport> CountFlops(const FlopsRequest& r) {
   out.context = r.context;
   out.cached = r.cached;
   if (!r.inference.empty()) {
+    if (r.inference == "prefill")
+      AddSeqLenNote(r, out);
     MFU_RETURN_IF_ERROR(CountInference(r, out));
     return out;
   }
+  AddSeqLenNote(r, out);
   MFU_ASSIGN_OR_RETURN(out.training, ComputeTrainingFlops(r.model, out.convention, out.seq_len, out.recompute));
   if (all)
     out.conventions = CountAllConventions(r.model, out.seq_len, out.recompute);

@@ -2,8 +2,10 @@
 // layout and shapes resolved and estimated per GPU and unsharded.
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "flops/job_common.h"
 #include "mfu/memory.h"
@@ -90,6 +92,29 @@ StatusOr<TrainingMemoryOptions> ResolveOptions(const MemoryRequest& r, const Tra
   return m;
 }
 
+// The defaults that change the answer: sequence length, KV context, the
+// training state and optimizer.
+void AddNotes(const MemoryRequest& r, MemoryReport& e) {
+  if (!r.seq_len) {
+    e.notes.push_back({NoteKind::kAssumption, "default_seq_len",
+                       "sequence length not given: " + std::to_string(e.options.seq_len) +
+                           " tokens for the activations; give " + Param("seq_len") + " for the job's"});
+  }
+  if (e.kv_cache && r.context == 0) {
+    e.notes.push_back({NoteKind::kAssumption, "default_context",
+                       "KV cache context not given: the sequence length, " + std::to_string(e.kv_context) +
+                           " tokens; give " + Param("context") + " for the serving context"});
+  }
+  if (r.state == "megatron" && r.optimizer == "adam" && r.weight_dtype.empty() && r.grad_dtype.empty()) {
+    char bytes[32];
+    std::snprintf(bytes, sizeof bytes, "%.0f", e.state_bytes_per_param);
+    e.notes.push_back({NoteKind::kAssumption, "default_state",
+                       std::string("training state: Megatron-Core's mixed precision with Adam (") + bytes +
+                           " bytes per parameter before sharding), the default; give " + Param("state") +
+                           " (torchtitan-fsdp, deepspeed, bf16) or " + Param("optimizer") + " for another"});
+  }
+}
+
 }  // namespace
 
 double StateBytesPerParam(const TrainingStateDtypes& dtypes) {
@@ -99,6 +124,14 @@ double StateBytesPerParam(const TrainingStateDtypes& dtypes) {
 }
 
 StatusOr<MemoryReport> EstimateMemory(const MemoryRequest& r) {
+  // 0 is "not given" (derived) for these; a negative value is never read as that.
+  for (auto [name, value] :
+       {std::pair{"context", r.context}, std::pair{"gpus", r.gpus}, std::pair{"gbs", r.global_batch}}) {
+    if (value < 0)
+      return InvalidArgumentError(Param(name) + " must be >= 1, got " + std::to_string(value));
+  }
+  if (r.seq_len && (*r.seq_len < 1 || *r.seq_len > (int64_t{1} << 24)))
+    return InvalidArgumentError(Param("seq_len") + " must be in [1, 2^24], got " + std::to_string(*r.seq_len));
   MemoryReport e;
   e.model = r.model;
   e.state = r.state;
@@ -119,6 +152,7 @@ StatusOr<MemoryReport> EstimateMemory(const MemoryRequest& r) {
     e.kv_context = r.context > 0 ? r.context : r.seq_len.value_or(kDefaultSeqLen);
     MFU_ASSIGN_OR_RETURN(e.kv_cache, ComputeKvCache(r.model, e.kv_dtype, e.kv_context));
   }
+  AddNotes(r, e);
   return e;
 }
 

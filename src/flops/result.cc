@@ -130,6 +130,20 @@ std::optional<Note> CheckUtilizationPlausible(const Utilization& u, std::string_
   return note;
 }
 
+std::optional<Note> CheckBandwidthPlausible(double mbu, std::string_view what, std::string_view likely_causes) {
+  if (mbu <= 1.0)
+    return std::nullopt;
+  char figure[64];
+  std::snprintf(figure, sizeof figure, " %.1f%%", 100.0 * mbu);
+  Note note;
+  note.kind = NoteKind::kWarning;
+  note.code = "mbu_above_peak";
+  note.message = std::string(what) + figure + " is above 100% of the HBM bandwidth, which no job reaches";
+  if (!likely_causes.empty())
+    note.message += ": likely " + std::string(likely_causes);
+  return note;
+}
+
 double DensePeakFlops(const Accelerator& gpu, DType precision) {
   const double peak = gpu.peak_flops(precision);
   if (peak > 0)

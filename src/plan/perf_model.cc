@@ -56,13 +56,14 @@ std::string ValueCheckMessage(ValueCheck check, const TrainingConfig& c, int64_t
         if (v < 1)
           return Param(name) + " must be >= 1 (got " + std::to_string(v) + ")";
         if (v > kAbsurdSize)
-          return Param(name) + " " + std::to_string(v) + " is absurd";
+          return Param(name) + " must be in [1, 2^24], got " + std::to_string(v);
       }
       break;
     case ValueCheck::kNegativeDpOrBatch:
-      return Param("dp") + " and " + Param("gbs") + " must be positive";
+      return Param(c.dp < 0 ? "dp" : "gbs") + " must be >= 1 (or 0: derived), got " +
+             std::to_string(c.dp < 0 ? c.dp : c.global_batch);
     case ValueCheck::kZeroStage:
-      return Param("zero") + " must be 0, 1, 2 or 3";
+      return Param("zero") + " must be 0, 1, 2 or 3, got " + std::to_string(c.zero_stage);
     case ValueCheck::kVppWithoutPp:
       return Param("vpp") + " needs " + Param("pp") + " > 1";
     case ValueCheck::kGpusNotDivisible:
@@ -190,10 +191,12 @@ StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
   if (m.arch != ArchKind::kDecoder)
     return InvalidArgumentError("performance model: " + m.name +
                                 " is not a decoder LLM (diffusion models are not modelled)");
-  if (setup.seq_len < 1 || setup.seq_len > (int64_t{1} << 24))
-    return InvalidArgumentError("performance model: sequence length must be in [1, 2^24]");
+  if (setup.seq_len < 1 || setup.seq_len > (int64_t{1} << 24)) {
+    return InvalidArgumentError(Param("seq_len") + " must be in [1, 2^24] tokens, got " +
+                                std::to_string(setup.seq_len));
+  }
   if (setup.gpus < 1 || setup.gpus > (int64_t{1} << 24))
-    return InvalidArgumentError("performance model: GPU count must be in [1, 2^24]");
+    return InvalidArgumentError(Param("gpus") + " must be in [1, 2^24], got " + std::to_string(setup.gpus));
   if (!(DensePeakFlops(*setup.gpu, DType::kBf16) > 0))
     return InvalidArgumentError("performance model: " + setup.gpu->id + " has no dense bf16/fp16 peak");
   if (!(setup.gpu->memory_bw_tbps > 0) || !(setup.gpu->memory_gb > 0))

@@ -24,6 +24,9 @@ std::string RenderCalcText(const CalcReport& c) {
   out << fmt::format("throughput  {} tokens/s per GPU ({} tokens/s in all)\n\n",
                      report::Fixed(r.tokens_per_s_per_gpu, 1),
                      report::Fixed(r.tokens_per_s_per_gpu * static_cast<double>(gpus), 0));
+  report::PrintNotes(out, c.notes);
+  if (!c.notes.empty())
+    out << "\n";
   report::Table table({"metric", "value", "note"});
   table.AddRow({"model FLOPs per token", report::Sci(r.flops.model_per_token), ConventionName(options.convention)});
   table.AddRow({"hardware FLOPs per token", report::Sci(r.flops.hardware_per_token),
@@ -53,6 +56,7 @@ std::string RenderCalcJson(const CalcReport& c) {
   j["mfu"] = r.mfu;
   j["hfu"] = r.hfu;
   j["band"] = r.band;
+  j["notes"] = report::NotesJson(c.notes);
   return report::JsonText(j);
 }
 

@@ -112,6 +112,7 @@ void AddTrainingJson(const FlopsReport& r, json& j) {
 std::string RenderFlopsText(const FlopsReport& r) {
   std::ostringstream out;
   report::PrintModelSummary(out, r.model, r.params);
+  report::PrintNotes(out, r.notes);
   if (r.inference_flops) {
     PrintInference(out, r);
   } else {
@@ -142,6 +143,7 @@ std::string RenderFlopsJson(const FlopsReport& r) {
   } else {
     AddTrainingJson(r, j);
   }
+  j["notes"] = report::NotesJson(r.notes);
   return report::JsonText(j);
 }
 

@@ -77,6 +77,7 @@ void PrintMixOnly(std::ostream& o, const InferenceResult& r) {
                    s.gpu->id, s.tp, s.pp, DTypeName(s.weight_dtype), DTypeName(s.kv_dtype),
                    base::FormatThousands(r.memory.kv_capacity_tokens));
   PrintFramework(o, r);
+  report::PrintNotes(o, r.notes);
   PrintMix(o, r);
 }
 
@@ -88,8 +89,10 @@ void PrintHeader(std::ostream& o, const InferenceResult& r) {
   o << fmt::format("hardware    {} x {} (tp {} pp {}{}), weights {}, KV cache {}\n", r.gpus, s.gpu->id, s.tp, s.pp,
                    s.ep > 1 ? fmt::format(" ep {}", s.ep) : "", DTypeName(s.weight_dtype), DTypeName(s.kv_dtype));
   PrintFramework(o, r);
-  o << fmt::format("workload    input {} + output {} tokens per request; FLOPs convention {}\n\n", r.input_len,
+  o << fmt::format("workload    input {} + output {} tokens per request; FLOPs convention {}\n", r.input_len,
                    r.output_len, ConventionName(s.convention));
+  report::PrintNotes(o, r.notes);
+  o << "\n";
 }
 
 void PrintMemory(std::ostream& o, const InferenceResult& r) {
@@ -307,6 +310,7 @@ std::string RenderInferenceJson(const InferenceResult& r) {
     AddSingleShapeJson(r, j);
   if (r.mix)
     j["workload"] = MixJson(r);
+  j["notes"] = report::NotesJson(r.notes);
   return report::JsonText(j);
 }
 

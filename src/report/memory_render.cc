@@ -28,9 +28,9 @@ std::string OptimizerNote(const TrainingStateDtypes& d) {
 
 std::string StateLine(const MemoryReport& e) {
   const TrainingStateDtypes& d = e.dtypes;
-  return fmt::format("{}: weights {}, main grads {}, {} = {} B/param unsharded{}", e.state, DTypeName(d.weights),
-                     DTypeName(d.main_grads), OptimizerNote(d), base::FormatNumber(e.state_bytes_per_param),
-                     e.state == "megatron" ? " [default; --state torchtitan-fsdp|deepspeed|bf16]" : "");
+  // The default, when taken, is stated by the note "default_state".
+  return fmt::format("{}: weights {}, main grads {}, {} = {} B/param unsharded", e.state, DTypeName(d.weights),
+                     DTypeName(d.main_grads), OptimizerNote(d), base::FormatNumber(e.state_bytes_per_param));
 }
 
 std::string LayoutLine(const ParallelLayout& l, const TrainingMemoryPerGpu& g) {
@@ -130,7 +130,9 @@ std::string RenderMemoryText(const MemoryReport& e) {
   std::ostringstream out;
   report::PrintModelSummary(out, e.model, e.params);
   out << "state       " << StateLine(e) << "\n";
-  out << "layout      " << LayoutLine(e.layout, e.per_gpu) << "\n\n";
+  out << "layout      " << LayoutLine(e.layout, e.per_gpu) << "\n";
+  report::PrintNotes(out, e.notes);
+  out << "\n";
   TrainingTable(e).Print(out);
   if (e.kv_cache) {
     report::Table kv({"KV cache", "bytes", "note"});
@@ -155,6 +157,7 @@ std::string RenderMemoryJson(const MemoryReport& e) {
                      {"context", e.kv_context},
                      {"bytes_per_sequence", JsonInt(e.kv_cache->bytes_per_sequence)}};
   }
+  j["notes"] = report::NotesJson(e.notes);
   return report::JsonText(j);
 }
 

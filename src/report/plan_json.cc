@@ -144,6 +144,7 @@ std::string RenderPredictJson(const ResolvedTraining& s, const PredictResult& r)
   json j = JsonEnvelope();
   j["setup"] = SetupJson(s);
   j["derived"] = r.derived;
+  j["notes"] = NotesJson(r.notes);
   j["prediction"] = PredictionJson(r.prediction);
   return JsonText(j);
 }
@@ -152,6 +153,7 @@ std::string RenderPlanJson(const ResolvedTraining& s, const PlanStudy& study) {
   const PlanResult& plan = study.plan;
   json j = JsonEnvelope();
   j["setup"] = SetupJson(s);
+  j["notes"] = NotesJson(study.notes);
   j["search"] = SearchJson(study);
   j["top"] = TopJson(study);
   if (study.has_runner_up)

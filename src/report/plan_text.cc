@@ -9,6 +9,7 @@
 
 #include "base/strings.h"
 #include "mfu/report_plan.h"
+#include "report/json_common.h"
 #include "report/table.h"
 
 namespace mfu::report {
@@ -199,6 +200,7 @@ std::string RenderPredictText(const ResolvedTraining& s, const PredictResult& r)
   PrintSetup(out, s);
   for (const std::string& d : r.derived)
     out << "derived     " << d << "\n";
+  PrintNotes(out, r.notes);
   PrintSummary(out, r.prediction);
   PrintBreakdown(out, r.prediction);
   PrintWaterfall(out, r.prediction);
@@ -209,6 +211,7 @@ std::string RenderPredictText(const ResolvedTraining& s, const PredictResult& r)
 std::string RenderPlanText(const ResolvedTraining& s, const PlanStudy& study, bool timing) {
   std::ostringstream out;
   PrintSetup(out, s);
+  PrintNotes(out, study.notes);
   PrintSearch(out, study, timing);
   if (study.plan.top.empty()) {
     PrintNothingFits(out, s, study);

@@ -12,7 +12,8 @@ Every JSON output must also pass the consistency checks of its result types
 (check_consistency below): waterfall buckets sum to the step, the waterfall
 identity holds, memory components sum to their total. These checks are
 independent of the recorded bytes, so a golden regenerated with a wrong sum
-still fails.
+still fails. The job results (calc, flops, memory, predict, plan, infer) must
+also carry a top-level "notes" array of {kind, code, message}.
 
   run.py --mfu BIN [--area AREA] [case-substring...]     compare
   run.py --mfu BIN --update [...]                        rewrite expected.*
@@ -99,6 +100,26 @@ def check_consistency(node, path, errors):
         check_consistency(child, f"{path}.{key}", errors)
 
 
+# The job results that carry notes (docs/design.md "One result vocabulary"):
+# a top-level "notes" array, always present, of {kind, code, message}.
+NOTE_AREAS = {"calc", "flops", "memory", "predict", "plan", "infer"}
+NOTE_KINDS = {"assumption", "warning"}
+
+
+def check_notes(area, doc, errors):
+    if area not in NOTE_AREAS:
+        return
+    notes = doc.get("notes") if isinstance(doc, dict) else None
+    if not isinstance(notes, list):
+        errors.append("$: no \"notes\" array (every job result has one, empty when nothing is assumed)")
+        return
+    for i, note in enumerate(notes):
+        if not isinstance(note, dict) or set(note) != {"kind", "code", "message"}:
+            errors.append(f"$.notes[{i}]: not an object of kind, code, message")
+        elif note["kind"] not in NOTE_KINDS or not note["code"] or not note["message"]:
+            errors.append(f"$.notes[{i}]: kind {note['kind']!r} (assumption or warning), empty code or message")
+
+
 def run(mfu, args):
     proc = subprocess.run([mfu] + args, cwd=ROOT, capture_output=True, text=True, timeout=600)
     return proc.returncode, proc.stdout, proc.stderr
@@ -162,6 +183,7 @@ def main():
             continue
         errors = []
         check_consistency(doc, "$", errors)
+        check_notes(case.parent.name, doc, errors)
         failures.extend(f"{name}: {e}" for e in errors[:20])
         compare(name, json_path, out, opts.update, failures)
     for f in failures:

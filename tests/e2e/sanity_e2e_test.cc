@@ -1,0 +1,222 @@
+// End-to-end tests of issue #12's "no silent defaults, no implausible
+// figure, unvalidated said", library side: each named example of the
+// issue's "Zero, negative and NaN" and "No sanity bound" bullets that the
+// library answers, run through the binary (exit code, one stderr line, the
+// notes in text and JSON).
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs the mfu binary with `args`, capturing stdout and stderr separately.
+Result RunMfu(const std::vector<std::string>& args) {
+  int out_pipe[2], err_pipe[2];
+  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0)
+    return {};
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    std::vector<char*> argv;
+    std::string binary = MFU_BINARY;
+    argv.push_back(binary.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  Result r;
+  std::array<pollfd, 2> fds{{{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}}};
+  int open_fds = 2;
+  char buf[4096];
+  while (open_fds > 0 && poll(fds.data(), fds.size(), 30000) > 0) {
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP)))
+        continue;
+      ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+// Bad input gives exactly one line on stderr, starting "mfu: ".
+void ExpectOneLineError(const Result& r, int code, const std::string& fragment) {
+  EXPECT_EQ(r.exit_code, code) << r.err;
+  EXPECT_EQ(r.err.rfind("mfu: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << "missing '" << fragment << "' in: " << r.err;
+}
+
+nlohmann::json Json(const Result& r) {
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+}
+
+// The note of `code` in a JSON document's "notes" (null when absent).
+nlohmann::json NoteOf(const nlohmann::json& doc, const std::string& code) {
+  if (!doc.contains("notes") || !doc["notes"].is_array())
+    return nullptr;
+  for (const nlohmann::json& n : doc["notes"]) {
+    if (n.value("code", "") == code)
+      return n;
+  }
+  return nullptr;
+}
+
+const std::vector<std::string> kPredict70b = {
+    "predict",   "--model", "llama-3.1-70b", "--cluster", "dgx-h100", "--gpus", "64",
+    "--seq-len", "8192",    "--tp",          "8",         "--pp",     "4"};
+
+std::vector<std::string> With(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// "`infer --measured-tokens-per-sec 1e12` prints MFU 3,044,613,295%": now a
+// data error (exit 1) naming the flag and the likely cause.
+TEST(SanityE2e, InferMeasuredAbovePeakIsADataError) {
+  Result r = RunMfu({"infer", "--model", "llama-3.1-8b", "--gpu", "h100", "--input-len", "1000", "--output-len", "1000",
+                     "--measured-tokens-per-sec", "1e12"});
+  ExpectOneLineError(r, 1, "--measured-tokens-per-sec implies MFU");
+  EXPECT_NE(r.err.find("above 100% of the dense"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not per GPU"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty() || r.out.find("%") == std::string::npos) << r.out;
+}
+
+// calc keeps rejecting it, now as the same data error (exit 1).
+TEST(SanityE2e, CalcAbovePeakIsADataError) {
+  ExpectOneLineError(RunMfu({"calc", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8192",
+                             "--tokens-per-sec", "1e12"}),
+                     1, "above 100% of the dense bf16 peak");
+}
+
+// "`predict` without `--gbs` silently uses gbs = dp x mbs (one micro-batch,
+// 69% bubble, 8% MFU) with no warning": said in text and JSON.
+TEST(SanityE2e, PredictDefaultGlobalBatchIsSaid) {
+  Result text = RunMfu(kPredict70b);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const size_t at = text.out.find("assumed: global batch not given: dp x mbs = 2 sequences, 1 micro-batch per step");
+  ASSERT_NE(at, std::string::npos) << text.out;
+  EXPECT_LT(at, text.out.find("step time")) << "the assumption comes before the figures it changes";
+  // The library names the request field; a front end may spell it as its flag.
+  EXPECT_TRUE(text.out.find("give --gbs") != std::string::npos ||
+              text.out.find("give parameter 'gbs'") != std::string::npos)
+      << text.out;
+  nlohmann::json doc = Json(RunMfu(With(kPredict70b, {"--json"})));
+  nlohmann::json n = NoteOf(doc, "default_global_batch");
+  ASSERT_TRUE(n.is_object()) << doc["notes"];
+  EXPECT_EQ(n["kind"], "assumption");
+  // gbs = dp x mbs = (64 / (8 x 4)) x 1.
+  EXPECT_EQ(doc["prediction"]["config"]["gbs"], 2);
+  // Given: no note.
+  nlohmann::json given = Json(RunMfu(With(kPredict70b, {"--gbs", "512", "--json"})));
+  EXPECT_TRUE(NoteOf(given, "default_global_batch").is_null()) << given["notes"];
+}
+
+// "Uncalibrated families (Blackwell, TPU) print confident figures with no
+// note": predict, plan and infer on B200 carry "unvalidated_family".
+TEST(SanityE2e, UnvalidatedFamiliesAreSaid) {
+  const std::vector<std::vector<std::string>> commands = {
+      {"predict", "--model", "llama-3.1-8b", "--gpu", "b200", "--gpus", "8", "--seq-len", "8192", "--gbs", "64"},
+      {"plan", "--model", "llama-3.1-8b", "--gpu", "b200", "--gpus", "8", "--seq-len", "8192", "--gbs", "64"},
+      {"infer", "--model", "llama-3.1-8b", "--gpu", "b200", "--input-len", "1000", "--output-len", "1000"}};
+  for (const std::vector<std::string>& c : commands) {
+    Result text = RunMfu(c);
+    ASSERT_EQ(text.exit_code, 0) << c[0] << ": " << text.err;
+    EXPECT_NE(text.out.find("warning: "), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find(" are unvalidated: family 'blackwell'"), std::string::npos) << text.out;
+    nlohmann::json n = NoteOf(Json(RunMfu(With(c, {"--json"}))), "unvalidated_family");
+    ASSERT_TRUE(n.is_object()) << c[0];
+    EXPECT_EQ(n["kind"], "warning");
+  }
+  // H100 (hopper) is validated for training: no such note.
+  nlohmann::json h100 = Json(RunMfu({"predict", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len",
+                                     "8192", "--gbs", "64", "--json"}));
+  EXPECT_TRUE(NoteOf(h100, "unvalidated_family").is_null());
+}
+
+// "silently replaced by defaults: ... `plan --max-vpp 0`; a negative or NaN
+// price drops the cost line": usage errors naming the flag and the range.
+TEST(SanityE2e, PlanZeroNegativeAndNan) {
+  const std::vector<std::string> plan = {"plan", "--model",   "llama-3.1-8b", "--gpu", "h100", "--gpus",
+                                         "8",    "--seq-len", "8192",         "--gbs", "64"};
+  ExpectOneLineError(RunMfu(With(plan, {"--max-vpp", "0"})), 2, "--max-vpp must be in [1, 64]");
+  ExpectOneLineError(RunMfu(With(plan, {"--max-cp", "0"})), 2, "--max-cp must be in [1, 1024]");
+  ExpectOneLineError(RunMfu(With(plan, {"--tokens", "1T", "--price-per-gpu-hour", "-3"})), 2, "--price-per-gpu-hour");
+  ExpectOneLineError(RunMfu(With(plan, {"--tokens", "1T", "--price-per-gpu-hour", "nan"})), 2, "--price-per-gpu-hour");
+}
+
+// `flops --context -1` said "needs --context"; `memory --context -1` fell
+// back to the sequence length; `infer --batch -1` and a NaN measurement.
+TEST(SanityE2e, NegativeAndNanAreNotNotGiven) {
+  ExpectOneLineError(RunMfu({"flops", "--model", "llama-3.1-8b", "--inference", "decode", "--context", "-1"}), 2,
+                     "--context must be >= 1");
+  ExpectOneLineError(RunMfu({"memory", "--model", "llama-3.1-8b", "--context", "-1"}), 2, "--context must be >= 1");
+  ExpectOneLineError(RunMfu({"infer", "--model", "llama-3.1-8b", "--gpu", "h100", "--input-len", "1000", "--output-len",
+                             "1000", "--batch", "-1"}),
+                     2, "--batch must be >= 1");
+  ExpectOneLineError(RunMfu({"infer", "--model", "llama-3.1-8b", "--gpu", "h100", "--input-len", "1000", "--output-len",
+                             "1000", "--measured-tpot", "nan"}),
+                     2, "--measured-tpot must be a positive finite number");
+}
+
+// Every job's JSON has "notes" (an array, present even when empty), and the
+// defaults of memory, flops and infer are stated in text too.
+TEST(SanityE2e, EveryJobHasNotes) {
+  const std::vector<std::vector<std::string>> jobs = {
+      {"flops", "--model", "llama-3.1-8b"},
+      {"calc", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8192", "--tokens-per-sec",
+       "40000"},
+      {"memory", "--model", "llama-3.1-8b"},
+      {"predict", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8192", "--gbs", "64"},
+      {"plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8192", "--gbs", "64"},
+      {"infer", "--model", "llama-3.1-8b", "--gpu", "h100", "--input-len", "1000", "--output-len", "1000"}};
+  for (const std::vector<std::string>& c : jobs) {
+    nlohmann::json doc = Json(RunMfu(With(c, {"--json"})));
+    ASSERT_TRUE(doc.contains("notes")) << c[0];
+    EXPECT_TRUE(doc["notes"].is_array()) << c[0];
+  }
+  Result flops = RunMfu(jobs[0]);
+  EXPECT_NE(flops.out.find("assumed: sequence length not given: 4096 tokens"), std::string::npos) << flops.out;
+  Result memory = RunMfu(jobs[2]);
+  EXPECT_NE(memory.out.find("assumed: KV cache context not given"), std::string::npos) << memory.out;
+  Result infer = RunMfu(jobs[5]);
+  EXPECT_NE(infer.out.find("assumed: batch not given: "), std::string::npos) << infer.out;
+  EXPECT_NE(infer.out.find("assumed: precision not given: weights and KV cache in bf16"), std::string::npos)
+      << infer.out;
+  Result spec = RunMfu(With(jobs[5], {"--draft-tokens", "4"}));
+  EXPECT_NE(spec.out.find("assumed: acceptance rate not given: 0"), std::string::npos) << spec.out;
+}
+
+}  // namespace
