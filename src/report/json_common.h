@@ -51,6 +51,6 @@ void PrintNotes(std::ostream& out, const std::vector<Note>& notes);
 
 // "model       llama-3.1-8b-instruct (llama, 32 layers, ...)" and the
 // parameter lines of the terminal report.
-void PrintModelSummary(std::ostream& out, const ModelSpec& spec, const ParamCounts& params);
+void PrintModelSummary(std::ostream& out, const ModelSpec& spec, const ParamCounts& params, int width = 0);
 
 }  // namespace mfu::report
