@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mfu/calibrate.h"
+#include "mfu/text_options.h"
 #include "mfu/training_runs.h"
 
 namespace mfu {
@@ -25,7 +26,8 @@ struct CalibrationView {
   bool runs_table = false;  // also every run (text)
 };
 
-std::string RenderCalibrationText(const TrainingRunSet& runs, const CrossValidation& cv, const CalibrationView& view);
+std::string RenderCalibrationText(const TrainingRunSet& runs, const CrossValidation& cv, const CalibrationView& view,
+                                  const TextOptions& options = {});
 std::string RenderCalibrationJson(const TrainingRunSet& runs, const CrossValidation& cv, const CalibrationView& view);
 
 }  // namespace mfu

@@ -11,28 +11,30 @@
 #include "mfu/flops.h"
 #include "mfu/hwdb.h"
 #include "mfu/memory.h"
+#include "mfu/text_options.h"
 
 namespace mfu {
 
-std::string RenderFlopsText(const FlopsReport& report);
+std::string RenderFlopsText(const FlopsReport& report, const TextOptions& options = {});
 std::string RenderFlopsJson(const FlopsReport& report);
 
-std::string RenderCalcText(const CalcReport& report);
+std::string RenderCalcText(const CalcReport& report, const TextOptions& options = {});
 std::string RenderCalcJson(const CalcReport& report);
 
-std::string RenderMemoryText(const MemoryReport& report);
+std::string RenderMemoryText(const MemoryReport& report, const TextOptions& options = {});
 std::string RenderMemoryJson(const MemoryReport& report);
 
 // One line per accelerator (`mfu hw list`).
-std::string RenderAcceleratorListText(const std::vector<const Accelerator*>& accelerators);
+std::string RenderAcceleratorListText(const std::vector<const Accelerator*>& accelerators,
+                                      const TextOptions& options = {});
 std::string RenderAcceleratorListJson(const std::vector<const Accelerator*>& accelerators);
 // Every field of one accelerator (`mfu hw show`); the JSON has them at the
 // top level (`peak_tflops.<dtype>`).
-std::string RenderAcceleratorText(const Accelerator& accelerator);
+std::string RenderAcceleratorText(const Accelerator& accelerator, const TextOptions& options = {});
 std::string RenderAcceleratorJson(const Accelerator& accelerator);
 
 // The presets and their parameters (`mfu models`).
-std::string RenderPresetListText(const std::vector<PresetCount>& presets);
+std::string RenderPresetListText(const std::vector<PresetCount>& presets, const TextOptions& options = {});
 std::string RenderPresetListJson(const std::vector<PresetCount>& presets);
 
 }  // namespace mfu

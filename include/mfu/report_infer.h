@@ -7,10 +7,11 @@
 #include <string>
 
 #include "mfu/inference_job.h"
+#include "mfu/text_options.h"
 
 namespace mfu {
 
-std::string RenderInferenceText(const InferenceResult& result);
+std::string RenderInferenceText(const InferenceResult& result, const TextOptions& options = {});
 std::string RenderInferenceJson(const InferenceResult& result);
 
 }  // namespace mfu

@@ -87,7 +87,7 @@ class CalibrateCommand final : public Command {
       MFU_ASSIGN_OR_RETURN(result, Calibrate(runs, hw, clusters, start, options));
     }
     MFU_RETURN_IF_ERROR(WriteTables(result.fitted));
-    ctx.out << (json_ ? RenderCalibrationJson(runs, cv, View()) : RenderCalibrationText(runs, cv, View()));
+    ctx.out << (json_ ? RenderCalibrationJson(runs, cv, View()) : RenderCalibrationText(runs, cv, View(), ctx.text));
     return Status::Ok();
   }
 

@@ -8,9 +8,11 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mfu/status.h"
+#include "mfu/text_options.h"
 
 namespace CLI {
 class App;
@@ -21,6 +23,7 @@ namespace mfu::cli {
 struct CommandContext {
   std::ostream& out;
   std::ostream& err;
+  TextOptions text;  // the width text tables fit (COLUMNS, the tty, 100 piped; --wide)
 };
 
 class Command {
@@ -45,16 +48,34 @@ std::unique_ptr<Command> MakePlanCommand();
 std::unique_ptr<Command> MakeCalibrateCommand();
 std::unique_ptr<Command> MakeKernelsCommand();
 std::unique_ptr<Command> MakeInferCommand();
+std::unique_ptr<Command> MakeClustersCommand();
 
-// `mfu help [command]`: prints the help of `topic` (or of `app` when empty),
-// the same text as `mfu <command> --help`. Returns the exit code.
-int PrintHelp(const CLI::App& app, const std::vector<std::string>& topic, std::ostream& out, std::ostream& err);
+// Every command, in the order of the overview.
+std::vector<std::unique_ptr<Command>> MakeCommands();
+
+// The whole CLI: parses `argv`, runs one command, prints its output on `out`
+// and a one-line error on `err`. Returns the exit code: 0 ok, 1 data error
+// or nothing fits, 2 usage.
+int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err);
+
+// The command overview of `mfu` and `mfu help`: every command with its
+// summary, grouped (count, explain, optimize, data).
+std::string Overview(const CLI::App& app, int width);
+// Help text of every (sub)command of `app` wrapped to `width` (0: no limit).
+void SetHelpWidth(CLI::App& app, int width);
+
+// `mfu help [command]`: prints the help of `topic` (or the overview when
+// empty), the same text as `mfu <command> --help`. Returns the exit code.
+int PrintHelp(const CLI::App& app, const std::vector<std::string>& topic, int width, std::ostream& out,
+              std::ostream& err);
 // Registers `mfu help [command [subcommand]]`, filling `topic`.
 CLI::App* AddHelpCommand(CLI::App& app, std::vector<std::string>& topic);
 
 // A library message in the CLI's spelling: every "parameter 'seq_len'" (how
-// the library names a request field, mfu/setup.h Param) becomes "--seq-len".
-std::string InFlagSpelling(std::string message);
+// the library names a request field, mfu/setup.h Param) becomes "--seq-len";
+// with `command`, a field named as a deprecated flag becomes the canonical
+// one ("parameter 'gbs'" -> "--global-batch").
+std::string InFlagSpelling(std::string message, std::string_view command = "");
 
 // "" when argv[1] is a flag or a known command; else a one-line error with a
 // "did you mean" suggestion.

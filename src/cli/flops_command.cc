@@ -22,11 +22,12 @@ class FlopsCommand final : public Command {
 
   void Register(CLI::App& app) override {
     FlopsRequest& r = request_;
+    r.mla = "absorbed";  // as mfu infer: what serving frameworks run
     model_.Register(app);
     seq_len_option_ = app.add_option("--seq-len,-s", seq_len_,
                                      "Training sequence length / prompt length [default: 4096 capped at the model's "
                                      "max_position_embeddings; DiT: the tokens of 81 frames at 720p]");
-    app.add_option("--batch,-b", r.batch, "Sequences per step (training) or per batch (inference)")
+    app.add_option("--global-batch", r.batch, "Sequences per step (training) or per batch (inference)")
         ->capture_default_str();
     // What is counted: the convention and the recompute mode (defaults shown).
     for (auto [flags, value, help] :
@@ -37,7 +38,7 @@ class FlopsCommand final : public Command {
     app.add_option("--inference", r.inference, "prefill or decode")->check(CLI::IsMember({"prefill", "decode"}));
     app.add_option("--context", r.context, "Decode: keys each new token attends to");
     app.add_option("--cached", r.cached, "Prefill: tokens already in the KV cache (chunked prefill)");
-    app.add_option("--mla", r.mla, "MLA execution at inference: naive or absorbed")
+    app.add_option("--mla", r.mla, "MLA execution at inference: absorbed or naive")
         ->check(CLI::IsMember({"naive", "absorbed"}))
         ->capture_default_str();
     app.add_option("--frames", r.frames, "DiT: video frames (e.g. 81)");
@@ -51,7 +52,7 @@ class FlopsCommand final : public Command {
     if (seq_len_option_->count() > 0)
       request_.seq_len = seq_len_;
     MFU_ASSIGN_OR_RETURN(FlopsReport report, CountFlops(request_));
-    ctx.out << (json_ ? RenderFlopsJson(report) : RenderFlopsText(report));
+    ctx.out << (json_ ? RenderFlopsJson(report) : RenderFlopsText(report, ctx.text));
     return Status::Ok();
   }
 

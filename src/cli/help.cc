@@ -2,14 +2,99 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <memory>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "base/strings.h"
 #include "cli/command.h"
+#include "cli/vocabulary.h"
+#include "report/table.h"
 
 namespace mfu::cli {
+namespace {
+
+// CLI11's formatter with option and command descriptions wrapped to a width.
+class WrappingFormatter final : public CLI::Formatter {
+ public:
+  explicit WrappingFormatter(int width) : width_(width) { column_width(26); }
+
+  std::string make_option_desc(const CLI::Option* opt) const override { return Wrap(opt->get_description()); }
+  std::string make_subcommand(const CLI::App* sub) const override {
+    std::stringstream out;
+    CLI::detail::format_help(out, sub->get_display_name(true), Wrap(sub->get_description()), get_column_width());
+    return out.str();
+  }
+
+ private:
+  std::string Wrap(const std::string& text) const {
+    const size_t room = width_ > 0 && static_cast<size_t>(width_) > get_column_width() + 20
+                            ? static_cast<size_t>(width_) - get_column_width()
+                            : 0;
+    return base::Join(report::WrapText(text, room), "\n");
+  }
+
+  int width_;
+};
+
+struct Group {
+  const char* title;
+  std::vector<std::string> commands;
+};
+
+// The overview's groups; a command missing here is listed under "other".
+const std::vector<Group>& Groups() {
+  static const std::vector<Group> kGroups = {
+      {"count: what a model costs", {"flops", "memory", "calc"}},
+      {"explain: where a job's time went", {"trace"}},
+      {"optimize: predict and search configurations", {"predict", "plan", "infer"}},
+      {"data: the tables behind the figures", {"hw", "clusters", "models", "calibrate", "kernels"}},
+  };
+  return kGroups;
+}
+
+}  // namespace
+
+void SetHelpWidth(CLI::App& app, int width) {
+  auto formatter = std::make_shared<WrappingFormatter>(width);
+  std::vector<CLI::App*> pending = {&app};
+  while (!pending.empty()) {
+    CLI::App* current = pending.back();
+    pending.pop_back();
+    current->formatter(formatter);
+    for (CLI::App* sub : current->get_subcommands([](CLI::App*) { return true; }))
+      pending.push_back(sub);
+  }
+}
+
+std::string Overview(const CLI::App& app, int width) {
+  std::ostringstream out;
+  out << app.get_description() << "\n\nUsage: mfu COMMAND [OPTIONS]   (mfu help COMMAND, mfu COMMAND --help)\n";
+  std::vector<std::string> listed;
+  const size_t room = width > 40 ? static_cast<size_t>(width) - 14 : 0;
+  auto line = [&](const CLI::App* sub) {
+    std::vector<std::string> lines = report::WrapText(sub->get_description(), room);
+    for (size_t i = 0; i < lines.size(); ++i)
+      out << "  " << (i == 0 ? sub->get_name() : "") << std::string(i == 0 ? 12 - sub->get_name().size() : 12, ' ')
+          << lines[i] << "\n";
+  };
+  std::vector<std::string> grouped;
+  for (const Group& group : Groups()) {
+    out << "\n" << group.title << "\n";
+    for (const std::string& name : group.commands) {
+      grouped.push_back(name);
+      if (const CLI::App* sub = app.get_subcommand(name); sub != nullptr)
+        line(sub);
+    }
+  }
+  out << "\nhelp\n";
+  line(app.get_subcommand("help"));
+  out << "\nEvery command takes --json (machine-readable) and --wide (no width limit).\nFlags, exit codes and JSON: "
+         "docs/cli.md.\n";
+  return out.str();
+}
 
 CLI::App* AddHelpCommand(CLI::App& app, std::vector<std::string>& topic) {
   CLI::App* help = app.add_subcommand("help", "Show help for a command: mfu help <command>");
@@ -17,10 +102,11 @@ CLI::App* AddHelpCommand(CLI::App& app, std::vector<std::string>& topic) {
   return help;
 }
 
-int PrintHelp(const CLI::App& app, const std::vector<std::string>& words, std::ostream& out, std::ostream& err) {
+int PrintHelp(const CLI::App& app, const std::vector<std::string>& words, int width, std::ostream& out,
+              std::ostream& err) {
   const std::string topic = base::Join(words, " ");
   if (topic.empty()) {
-    out << app.help();
+    out << Overview(app, width);
     return 0;
   }
   // "hw list" names a nested subcommand.
@@ -65,7 +151,7 @@ std::string CheckCommandName(const CLI::App& app, int argc, char** argv) {
          "; commands: " + base::Join(names, ", ");
 }
 
-std::string InFlagSpelling(std::string message) {
+std::string InFlagSpelling(std::string message, std::string_view command) {
   static constexpr std::string_view kPrefix = "parameter '";
   for (size_t at = message.find(kPrefix); at != std::string::npos; at = message.find(kPrefix, at)) {
     const size_t name_begin = at + kPrefix.size();
@@ -74,6 +160,8 @@ std::string InFlagSpelling(std::string message) {
       break;
     std::string flag = "--" + message.substr(name_begin, name_end - name_begin);
     std::replace(flag.begin(), flag.end(), '_', '-');
+    if (const FlagSpec* spec = command.empty() ? nullptr : FindFlag(command, flag); spec != nullptr)
+      flag = spec->flag;  // the library's field name is an old spelling ("weight_dtype")
     message.replace(at, name_end + 1 - at, flag);
     at += flag.size();
   }

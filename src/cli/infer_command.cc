@@ -22,7 +22,7 @@ class InferCommand final : public Command {
  public:
   const char* name() const override { return "infer"; }
   const char* summary() const override {
-    return "Inference: prefill/decode throughput, latency, MFU, MBU, KV capacity, speculative decoding";
+    return "Inference throughput, latency, MFU, MBU, KV capacity, speculative decoding";
   }
 
   void Register(CLI::App& app) override {
@@ -64,7 +64,7 @@ class InferCommand final : public Command {
     app.add_option("--efficiency-file", efficiency_files_,
                    "CSV overriding efficiency or vector kernel parameters (repeatable)")
         ->allow_extra_args(false);
-    app.add_option("--draft-tokens,-k", request_.draft_tokens, "Speculative decoding: draft tokens per step");
+    app.add_option("--draft-tokens", request_.draft_tokens, "Speculative decoding: draft tokens per step");
     app.add_option("--acceptance,-a", request_.acceptance, "Speculative decoding: per-token acceptance rate in [0, 1)");
     app.add_option("--drafter", request_.drafter, "Draft model (preset or config.json) [default: self-drafting heads]");
     app.add_option("--measured-tokens-per-sec", request_.measured_tokens_per_s,
@@ -91,7 +91,7 @@ class InferCommand final : public Command {
     const RealFileSystem fs{};
     MFU_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(fs, files));
     MFU_ASSIGN_OR_RETURN(InferenceResult result, RunInferenceJob(catalog, fs, request_));
-    ctx.out << (json_ ? RenderInferenceJson(result) : RenderInferenceText(result));
+    ctx.out << (json_ ? RenderInferenceJson(result) : RenderInferenceText(result, ctx.text));
     return Status::Ok();
   }
 

@@ -51,7 +51,7 @@ class KernelsCommand final : public Command {
       MFU_RETURN_IF_ERROR(efficiency.AddFile(RealFileSystem(), file));
     MFU_ASSIGN_OR_RETURN(KernelValidation v, ValidateKernelFigures(figures, hw, clusters, efficiency));
     ctx.out << (json_ ? RenderKernelValidationJson(v, figures_path_)
-                      : RenderKernelValidationText(figures, v, figures_path_, summary_only_));
+                      : RenderKernelValidationText(figures, v, figures_path_, summary_only_, ctx.text));
     return Status::Ok();
   }
 

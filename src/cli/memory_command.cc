@@ -27,7 +27,7 @@ class MemoryCommand final : public Command {
     model_.Register(app);
     seq_len_option_ =
         app.add_option("--seq-len,-s", seq_len_, "Sequence length [default: 4096; DiT: 81 frames at 720p]");
-    app.add_option("--micro-batch,--mbs", r.micro_batch, "Sequences per micro-batch")->capture_default_str();
+    app.add_option("--micro-batch", r.micro_batch, "Sequences per micro-batch")->capture_default_str();
     app.add_option("--recompute", r.recompute, "none, selective, selective-literal, full")->capture_default_str();
     app.add_flag("--no-flash", no_flash_, "Attention stores the a*s^2 softmax (no flash attention)");
     app.add_flag("--sp", r.sequence_parallel, "Sequence parallelism (shards the replicated activations)");
@@ -35,12 +35,12 @@ class MemoryCommand final : public Command {
            "--state", r.state,
            "Stored dtypes per parameter: megatron (18 B), torchtitan-fsdp (16 B), deepspeed (16 B), bf16 (16 B)")
         ->capture_default_str();
-    app.add_option("--weight-dtype", r.weight_dtype, "Stored weight dtype [default: the --state's]");
-    app.add_option("--grad-dtype", r.grad_dtype, "Main gradient dtype [default: the --state's]");
+    app.add_option("--weight-precision", r.weight_dtype, "Stored weight precision [default: the --state's]");
+    app.add_option("--grad-precision", r.grad_dtype, "Main gradient precision [default: the --state's]");
     app.add_option("--optimizer", r.optimizer, "adam (mixed precision), adam-fp32, sgd")
         ->check(CLI::IsMember({"adam", "adam-fp32", "sgd"}))
         ->capture_default_str();
-    app.add_option("--kv-dtype", r.kv_dtype, "KV-cache dtype")->capture_default_str();
+    app.add_option("--kv-precision", r.kv_dtype, "KV-cache precision")->capture_default_str();
     app.add_option("--context", r.context, "KV cache context length [default: --seq-len]");
     app.add_flag("--json", json_, "Machine-readable output (docs/cli.md)");
     auto* g = app.add_option_group("Parallelism", "The layout (as mfu predict): memory of the most loaded GPU");
@@ -53,7 +53,7 @@ class MemoryCommand final : public Command {
     g->add_option("--etp", r.etp, "Expert tensor-parallel degree (MoE)")->capture_default_str();
     g->add_option("--zero", r.zero, "ZeRO stage over dp x cp: 0, 1 (distributed optimizer), 2, 3 (FSDP)")
         ->capture_default_str();
-    g->add_option("--gbs", r.global_batch, "Global batch (sequences per step) [default: dp x micro-batch]");
+    g->add_option("--global-batch", r.global_batch, "Global batch (sequences per step) [default: dp x micro-batch]");
   }
 
   Status Run(const CommandContext& ctx) override {
@@ -62,7 +62,7 @@ class MemoryCommand final : public Command {
       request_.seq_len = seq_len_;
     request_.flash_attention = !no_flash_;
     MFU_ASSIGN_OR_RETURN(MemoryReport report, EstimateMemory(request_));
-    ctx.out << (json_ ? RenderMemoryJson(report) : RenderMemoryText(report));
+    ctx.out << (json_ ? RenderMemoryJson(report) : RenderMemoryText(report, ctx.text));
     return Status::Ok();
   }
 

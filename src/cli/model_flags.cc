@@ -15,7 +15,7 @@ void ModelFlags::Register(CLI::App& app) {
   g->add_option("--ffn", generic.ffn, "MLP intermediate size [default for --mlp plain: 4*hidden]");
   g->add_option("--vocab", generic.vocab, "Vocabulary size");
   g->add_option("--experts", generic.experts, "Routed experts (MoE)");
-  g->add_option("--topk,--top-k", generic.top_k, "Experts per token (MoE)");
+  g->add_option("--top-k", generic.top_k, "Experts per token (MoE)");
   g->add_option("--moe-ffn", generic.moe_ffn, "Per-expert intermediate size [default: --ffn]");
   g->add_option("--shared-ffn", generic.shared_ffn, "Total intermediate size of shared experts");
   g->add_option("--mlp", mlp, "gated (SwiGLU, 3 matrices) or plain (2 matrices)")

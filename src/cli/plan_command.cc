@@ -23,9 +23,9 @@ class PlanCommand final : public Command {
     setup_.Register(app);
     PlanRequest& r = request_;
     PlanOptions& o = r.options;
-    app.add_option("--gbs", o.global_batch, "Global batch in sequences per step")->required();
+    app.add_option("--global-batch", o.global_batch, "Global batch in sequences per step")->required();
     app.add_option("--top,-k", o.top_k, "Configurations listed")->capture_default_str();
-    app.add_option("--mbs", o.micro_batches, "Micro-batch sizes to try")->delimiter(',')->capture_default_str();
+    app.add_option("--micro-batch", o.micro_batches, "Micro-batch sizes to try")->delimiter(',')->capture_default_str();
     app.add_option("--zero", o.zero_stages, "ZeRO stages to try (3 = FSDP-style)")
         ->delimiter(',')
         ->capture_default_str();
@@ -48,11 +48,7 @@ class PlanCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(Catalog catalog, setup_.LoadCatalog());
     MFU_ASSIGN_OR_RETURN(std::unique_ptr<ResolvedTraining> s, ResolveTrainingSetup(catalog, request));
     MFU_ASSIGN_OR_RETURN(PlanStudy study, RunPlanStudy(*s, request_));
-    if (json_) {
-      ctx.out << RenderPlanJson(*s, study);
-      return Status::Ok();
-    }
-    ctx.out << RenderPlanText(*s, study, timing_);
+    ctx.out << (json_ ? RenderPlanJson(*s, study) : RenderPlanText(*s, study, timing_, ctx.text));
     if (study.plan.top.empty())
       return NotFoundError("no configuration fits in memory");
     return Status::Ok();

@@ -70,8 +70,8 @@ void ConfigFlags::Register(CLI::App& app) {
   g->add_option("--ep", r.ep, "Expert parallel size (MoE)")->capture_default_str();
   g->add_option("--etp", r.etp, "Expert tensor parallel size (MoE)")->capture_default_str();
   g->add_option("--vpp", r.vpp, "Virtual pipeline stages per GPU (interleaved 1F1B)")->capture_default_str();
-  g->add_option("--mbs", r.mbs, "Micro-batch size (sequences)")->capture_default_str();
-  g->add_option("--gbs", r.gbs, "Global batch (sequences per step) [default: dp x mbs]");
+  g->add_option("--micro-batch", r.mbs, "Micro-batch size (sequences)")->capture_default_str();
+  g->add_option("--global-batch", r.gbs, "Global batch (sequences per step) [default: dp x micro-batch]");
   g->add_option("--recompute", r.recompute, "none, selective, full")->capture_default_str();
   g->add_option("--zero", r.zero, "ZeRO stage: 0 (DDP), 1 (distributed optimizer), 2, 3")->capture_default_str();
   g->add_flag("--fsdp", r.fsdp, "PyTorch FSDP full sharding (ZeRO-3 per micro-batch)");

@@ -111,7 +111,7 @@ class TraceCommand final : public Command {
         m->add_option("--precision", o_.precision, "Peak for the model MFU [default: the dominant GEMM dtype]"),
         m->add_flag("--inference", o_.inference, "Forward only (1x) instead of forward + backward (3x)"),
     };
-    app.add_option("--step-time", o_.step_time, "Step window: cpu (ProfilerStep range) or gpu (GPU span)")
+    app.add_option("--step-window", o_.step_time, "Step window: cpu (ProfilerStep range) or gpu (GPU span)")
         ->check(CLI::IsMember({"cpu", "gpu"}))
         ->capture_default_str();
     app.add_flag("--python", o_.python, "Keep python_function events (slower, more memory)");

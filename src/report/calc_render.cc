@@ -11,7 +11,7 @@
 
 namespace mfu {
 
-std::string RenderCalcText(const CalcReport& c) {
+std::string RenderCalcText(const CalcReport& c, const TextOptions& text_options) {
   const MfuResult& r = c.result;
   const MfuOptions& options = c.options;
   const auto gpus = c.throughput.gpus;
@@ -24,7 +24,7 @@ std::string RenderCalcText(const CalcReport& c) {
   out << fmt::format("throughput  {} tokens/s per GPU ({} tokens/s in all)\n\n",
                      report::Fixed(r.tokens_per_s_per_gpu, 1),
                      report::Fixed(r.tokens_per_s_per_gpu * static_cast<double>(gpus), 0));
-  report::PrintNotes(out, c.notes);
+  report::PrintNotes(out, c.notes, text_options.width);
   if (!c.notes.empty())
     out << "\n";
   report::Table table({"metric", "value", "note"});
@@ -34,7 +34,7 @@ std::string RenderCalcText(const CalcReport& c) {
   table.AddRow({"achieved TFLOP/s per GPU", report::Fixed(r.model_tflops_per_gpu, 1), "model FLOPs"});
   table.AddRow({"MFU", report::Percent(r.mfu), r.band});
   table.AddRow({"HFU", report::Percent(r.hfu), "includes recomputed FLOPs"});
-  table.Print(out);
+  table.Print(out, text_options.width);
   return out.str();
 }
 

@@ -26,7 +26,7 @@ std::string RunsCell(const SourceAccuracy& a) {
 // One table; with `fitted`, the MAPE before the fit is a column too.
 // Sources in `held_out` are marked, and pooled below the overall row.
 void PrintReport(std::ostream& out, const CalibrationResult& result, bool fitted,
-                 const std::vector<std::string>& held_out) {
+                 const std::vector<std::string>& held_out, int width) {
   std::vector<std::string> header = {"source", "runs"};
   if (fitted)
     header.push_back("MAPE before");
@@ -54,12 +54,12 @@ void PrintReport(std::ostream& out, const CalibrationResult& result, bool fitted
     row(nullptr, result.fitted_on, "fitted sources");
     row(nullptr, result.held_out, "held-out sources");
   }
-  t.Print(out);
+  t.Print(out, width);
 }
 
 // Per family and parameter: the prior, the fitted value and the move in
 // units of a tenth of the parameter's bounds; then each search.
-void PrintParameters(std::ostream& out, const CalibrationResult& result, double regularization) {
+void PrintParameters(std::ostream& out, const CalibrationResult& result, double regularization, int width) {
   out << fmt::format("\nfitted parameters (move: (fitted - prior) / (a tenth of the bounds); regularization {})\n",
                      regularization);
   Table t({"family", "parameter", "prior", "fitted", "move", "from"});
@@ -70,14 +70,15 @@ void PrintParameters(std::ostream& out, const CalibrationResult& result, double 
     family = p.family;
     t.AddRow({p.family, p.name, Fixed(p.prior, 4), Fixed(p.fitted, 4), fmt::format("{:+.2f}", p.move), p.how});
   }
-  t.Print(out);
+  t.Print(out, width);
   for (const FamilySearch& s : result.searches) {
     out << fmt::format("{}: {} runs, {} passes{}, error {:.4f} + penalty {:.4f}\n", s.family, s.runs, s.passes,
                        s.converged ? "" : " (sweeps ran out before convergence)", s.error, s.penalty);
   }
 }
 
-void PrintOperatorFits(std::ostream& out, const std::vector<OperatorFamilyFit>& fits, const std::string& dir) {
+void PrintOperatorFits(std::ostream& out, const std::vector<OperatorFamilyFit>& fits, const std::string& dir,
+                       int width) {
   out << "\noperator profiles (" << dir << "): error of predicted kernel time\n";
   Table t({"family", "GEMMs", "MAPE before", "after", "vector ops", "before", "after", "collectives", "before", "after",
            "fitted"});
@@ -87,7 +88,7 @@ void PrintOperatorFits(std::ostream& out, const std::vector<OperatorFamilyFit>& 
               std::to_string(f.collectives), Percent(f.collective_mape_before), Percent(f.collective_mape_after),
               base::Join(f.fitted, " ")});
   }
-  t.Print(out);
+  t.Print(out, width);
   out << "\nvector kernels: max(min_us + row KiB x row_ns_per_kib, bytes / (HBM x bw_fraction)); median error\n";
   Table k({"family", "kernel", "samples", "median before", "after", "min_us", "row_ns_per_kib", "bw_fraction"});
   for (const OperatorFamilyFit& f : fits) {
@@ -97,10 +98,10 @@ void PrintOperatorFits(std::ostream& out, const std::vector<OperatorFamilyFit>& 
                 Fixed(v.params.bw_fraction, 3)});
     }
   }
-  k.Print(out);
+  k.Print(out, width);
 }
 
-void PrintRunsTable(std::ostream& out, const AccuracyReport& report) {
+void PrintRunsTable(std::ostream& out, const AccuracyReport& report, int width) {
   out << "\n";
   Table t({"row", "source", "model", "gpus", "config", "measured tok/s/GPU", "predicted", "error"});
   for (const RunPrediction& r : report.runs) {
@@ -112,12 +113,12 @@ void PrintRunsTable(std::ostream& out, const AccuracyReport& report) {
          r.problem.empty() ? Fixed(r.predicted_tokens_per_s_per_gpu, 1) : r.problem,
          r.problem.empty() ? Signed(r.predicted_tokens_per_s_per_gpu / r.run->measured_tokens_per_s_per_gpu - 1) : ""});
   }
-  t.Print(out);
+  t.Print(out, width);
 }
 
 // Per source: the in-sample error (fit to every source) and the error when
 // the source is left out of the fit; then both means.
-void PrintCrossValidation(std::ostream& out, const CrossValidation& cv) {
+void PrintCrossValidation(std::ostream& out, const CrossValidation& cv, int width) {
   out << "leave-one-source-out cross-validation: each source predicted by a fit (from the prior) to the others\n\n";
   Table t({"source", "runs", "in-sample MAPE", "bias", "held-out MAPE", "bias", "max APE", "Spearman"});
   auto row = [&](const std::string& name, const std::string& runs, const SourceAccuracy& in,
@@ -132,7 +133,7 @@ void PrintCrossValidation(std::ostream& out, const CrossValidation& cv) {
   row("mean over runs", RunsCell(cv.held_out.overall), cv.in_sample.overall, cv.held_out.overall);
   t.AddRow({"mean over sources", std::to_string(cv.held_out.by_source.size()), Percent(cv.in_sample_source_mape), "",
             Percent(cv.held_out_source_mape), "", "", ""});
-  t.Print(out);
+  t.Print(out, width);
 }
 
 }  // namespace
@@ -141,7 +142,8 @@ void PrintCrossValidation(std::ostream& out, const CrossValidation& cv) {
 namespace mfu {
 using namespace report;  // this file's helpers and the shared JSON shapes
 
-std::string RenderCalibrationText(const TrainingRunSet& runs, const CrossValidation& cv, const CalibrationView& v) {
+std::string RenderCalibrationText(const TrainingRunSet& runs, const CrossValidation& cv, const CalibrationView& v,
+                                  const TextOptions& text_options) {
   std::ostringstream out;
   const CalibrationResult& result = cv.fit;
   out << fmt::format("runs        {} usable, {} skipped ({})\n", runs.runs.size(), runs.skipped.size(), v.runs_path);
@@ -149,15 +151,15 @@ std::string RenderCalibrationText(const TrainingRunSet& runs, const CrossValidat
     out << "  skipped " << s.reason << "\n";
   out << "error of predicted tokens/s per GPU (= TFLOP/s per GPU in the source's convention, or step time)\n\n";
   if (v.cross_validated)
-    PrintCrossValidation(out, cv);
+    PrintCrossValidation(out, cv, text_options.width);
   else
-    PrintReport(out, result, v.fitted, v.hold_out);
+    PrintReport(out, result, v.fitted, v.hold_out, text_options.width);
   if (!result.operator_fits.empty())
-    PrintOperatorFits(out, result.operator_fits, v.operators_dir);
+    PrintOperatorFits(out, result.operator_fits, v.operators_dir, text_options.width);
   if (v.fitted)
-    PrintParameters(out, result, v.regularization);
+    PrintParameters(out, result, v.regularization, text_options.width);
   if (v.runs_table)
-    PrintRunsTable(out, result.after);
+    PrintRunsTable(out, result.after, text_options.width);
   return out.str();
 }
 

@@ -15,7 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-void PrintComponents(std::ostream& out, const FlopsBreakdown& f) {
+void PrintComponents(std::ostream& out, const FlopsBreakdown& f, int width) {
   report::Table table({"component", "forward FLOPs/token", "share"});
   const double total = f.total();
   for (size_t i = 0; i < kNumFlopsComponents; ++i) {
@@ -26,7 +26,7 @@ void PrintComponents(std::ostream& out, const FlopsBreakdown& f) {
   }
   table.AddSeparator();
   table.AddRow({"forward total", report::Sci(total), "100.0%"});
-  table.Print(out);
+  table.Print(out, width);
 }
 
 json ComponentsJson(const FlopsBreakdown& f) {
@@ -36,27 +36,28 @@ json ComponentsJson(const FlopsBreakdown& f) {
   return j;
 }
 
-std::string ConventionLine(Convention convention) {
-  return fmt::format("convention  {}: {}\n", ConventionName(convention), ConventionSummary(convention));
+std::string ConventionLine(Convention convention, int width) {
+  return report::LabelLine("convention",
+                           fmt::format("{}: {}", ConventionName(convention), ConventionSummary(convention)), width);
 }
 
-void PrintTraining(std::ostream& out, const FlopsReport& r) {
+void PrintTraining(std::ostream& out, const FlopsReport& r, int width) {
   const TrainingFlops& t = *r.training;
   const double tokens = static_cast<double>(r.batch) * static_cast<double>(r.seq_len);
-  out << ConventionLine(r.convention);
+  out << ConventionLine(r.convention, width);
   out << fmt::format("sequence    {} tokens x batch {}; recompute {}\n\n", r.seq_len, r.batch,
                      RecomputeName(r.recompute));
-  PrintComponents(out, t.forward);
+  PrintComponents(out, t.forward, width);
   out << "\n";
   report::Table table({"training (" + std::string(ConventionName(r.convention)) + ")", "per token", "per step"});
   table.AddRow(
       {"model FLOPs (3x forward, MFU)", report::Sci(t.model_per_token), report::Sci(t.model_per_token * tokens)});
   table.AddRow({"recompute FLOPs", report::Sci(t.recompute_per_token), report::Sci(t.recompute_per_token * tokens)});
   table.AddRow({"hardware FLOPs (HFU)", report::Sci(t.hardware_per_token), report::Sci(t.hardware_per_token * tokens)});
-  table.Print(out);
+  table.Print(out, width);
 }
 
-void PrintAllConventions(std::ostream& out, const FlopsReport& r) {
+void PrintAllConventions(std::ostream& out, const FlopsReport& r, int width) {
   report::Table table({"convention", "training FLOPs/token", "vs megatron", "what it counts"});
   double reference = 0;
   for (const ConventionCount& row : r.conventions) {
@@ -70,18 +71,18 @@ void PrintAllConventions(std::ostream& out, const FlopsReport& r) {
     table.AddRow({row.info->name, report::Sci(row.flops->model_per_token), report::Fixed(ratio, 3), row.info->summary});
   }
   out << "\n";
-  table.Print(out);
+  table.Print(out, width);
 }
 
-void PrintInference(std::ostream& out, const FlopsReport& r) {
+void PrintInference(std::ostream& out, const FlopsReport& r, int width) {
   const InferenceFlops& f = *r.inference_flops;
   const std::string what =
       r.inference == "prefill"
           ? fmt::format("prefill of {} tokens on {} cached, batch {}", r.seq_len, r.cached, r.batch)
           : fmt::format("decode step at context {}, batch {}", r.context, r.batch);
-  out << ConventionLine(r.convention);
+  out << ConventionLine(r.convention, width);
   out << fmt::format("inference   {}; MLA {}\n\n", what, r.mla);
-  PrintComponents(out, f.per_token);
+  PrintComponents(out, f.per_token, width);
   out << fmt::format("\ntokens {}  total FLOPs {}\n", base::FormatThousands(f.tokens), report::Sci(f.total));
 }
 
@@ -109,16 +110,16 @@ void AddTrainingJson(const FlopsReport& r, json& j) {
 
 }  // namespace
 
-std::string RenderFlopsText(const FlopsReport& r) {
+std::string RenderFlopsText(const FlopsReport& r, const TextOptions& text_options) {
   std::ostringstream out;
-  report::PrintModelSummary(out, r.model, r.params);
-  report::PrintNotes(out, r.notes);
+  report::PrintModelSummary(out, r.model, r.params, text_options.width);
+  report::PrintNotes(out, r.notes, text_options.width);
   if (r.inference_flops) {
-    PrintInference(out, r);
+    PrintInference(out, r, text_options.width);
   } else {
-    PrintTraining(out, r);
+    PrintTraining(out, r, text_options.width);
     if (!r.conventions.empty())
-      PrintAllConventions(out, r);
+      PrintAllConventions(out, r, text_options.width);
   }
   return out.str();
 }

@@ -98,9 +98,12 @@ std::string WithUnit(double value, const char* unit) {
   return value > 0 ? fmt::format("{:g} {}", value, unit) : std::string("-");
 }
 
-void PrintShow(std::ostream& out, const Accelerator& a) {
-  auto field = [&out](const char* label, const std::string& value) {
-    out << fmt::format("{:<17}{}\n", label, value.empty() ? "-" : value);
+void PrintShow(std::ostream& out, const Accelerator& a, int width) {
+  auto field = [&out, width](const char* label, const std::string& value) {
+    const size_t room = width > 37 ? static_cast<size_t>(width) - 17 : 0;
+    std::vector<std::string> lines = report::WrapText(value.empty() ? "-" : value, room);
+    for (size_t i = 0; i < lines.size(); ++i)
+      out << fmt::format("{:<17}{}\n", i == 0 ? label : "", lines[i]);
   };
   field("id", a.id);
   field("name", a.display_name());
@@ -125,17 +128,22 @@ void PrintShow(std::ostream& out, const Accelerator& a) {
 
 }  // namespace
 
-std::string RenderAcceleratorListText(const std::vector<const Accelerator*>& selected) {
+std::string RenderAcceleratorListText(const std::vector<const Accelerator*>& selected,
+                                      const TextOptions& text_options) {
   std::ostringstream out;
-  report::Table table({"id", "vendor", "name", "form factor", "bf16", "fp16", "fp8", "fp4", "mem GB", "TB/s"});
+  report::Table table({"id", "name", "bf16", "fp16", "fp8", "fp4", "mem GB", "TB/s"});
   for (const Accelerator* a : selected) {
     auto peak = [a](DType d) { return Num(a->peak_tflops[static_cast<size_t>(d)]); };
-    table.AddRow({a->id, a->vendor, a->name, a->form_factor, peak(DType::kBf16), peak(DType::kFp16), peak(DType::kFp8),
-                  peak(DType::kFp4), Num(a->memory_gb), Num(a->memory_bw_tbps)});
+    table.AddRow({a->id, a->vendor + " " + a->name + ", " + a->form_factor, peak(DType::kBf16), peak(DType::kFp16),
+                  peak(DType::kFp8), peak(DType::kFp4), Num(a->memory_gb), Num(a->memory_bw_tbps)});
   }
-  table.Print(out);
-  out << fmt::format("{} accelerators; {}; '-' = not supported or unknown. 'mfu hw show ID' for every field.\n",
-                     selected.size(), kDenseNote);
+  table.Print(out, text_options.width);
+  out << base::Join(report::WrapText(fmt::format("{} accelerators; {}; '-' = not supported or unknown. 'mfu hw show "
+                                                 "ID' for every field.",
+                                                 selected.size(), kDenseNote),
+                                     text_options.width > 0 ? static_cast<size_t>(text_options.width) : 0),
+                    "\n")
+      << "\n";
   return out.str();
 }
 
@@ -147,9 +155,9 @@ std::string RenderAcceleratorListJson(const std::vector<const Accelerator*>& sel
   return report::JsonText(j);
 }
 
-std::string RenderAcceleratorText(const Accelerator& a) {
+std::string RenderAcceleratorText(const Accelerator& a, const TextOptions& text_options) {
   std::ostringstream out;
-  PrintShow(out, a);
+  PrintShow(out, a, text_options.width);
   return out.str();
 }
 
@@ -161,14 +169,14 @@ std::string RenderAcceleratorJson(const Accelerator& a) {
   return report::JsonText(j);
 }
 
-std::string RenderPresetListText(const std::vector<PresetCount>& presets) {
+std::string RenderPresetListText(const std::vector<PresetCount>& presets, const TextOptions& text_options) {
   std::ostringstream out;
   report::Table table({"preset", "family", "parameters", "active", "origin"});
   for (const PresetCount& p : presets) {
     table.AddRow({p.preset.name, p.preset.family, base::FormatSi(p.params.total, 4), base::FormatSi(p.params.active, 4),
                   p.preset.origin.substr(0, 60)});
   }
-  table.Print(out);
+  table.Print(out, text_options.width);
   return out.str();
 }
 

@@ -55,7 +55,7 @@ std::string RoundsLine(const InferenceSetup& s, const WorkloadResult& w) {
                      base::FormatThousands(w.prefill_tokens));
 }
 
-void PrintMix(std::ostream& o, const InferenceResult& r) {
+void PrintMix(std::ostream& o, const InferenceResult& r, int width) {
   o << "\nworkload (each shape at its largest batch, one shape at a time)\n";
   report::Table t({"input", "output", "requests", "batch", "tokens/s", "TTFT ms", "TPOT ms", "MFU", "MBU"});
   for (size_t i = 0; i < r.pairs.size(); ++i) {
@@ -65,23 +65,23 @@ void PrintMix(std::ostream& o, const InferenceResult& r) {
               Fixed(w.output_tokens_per_s, 0), Fixed(w.ttft_s * 1e3, 1), Fixed(w.tpot_s * 1e3, 2), Percent(w.mfu),
               Percent(w.mbu)});
   }
-  t.Print(o);
+  t.Print(o, width);
   o << fmt::format("mix (requests weighted as given): {} output tokens/s, MFU {}, MBU {}\n",
                    Fixed(r.mix->output_tokens_per_s, 0), Percent(r.mix->mfu), Percent(r.mix->mbu));
 }
 
-void PrintMixOnly(std::ostream& o, const InferenceResult& r) {
+void PrintMixOnly(std::ostream& o, const InferenceResult& r, int width) {
   const InferenceSetup& s = r.setup;
   o << fmt::format("model       {} ({} layers)\n", r.model->name, r.model->num_layers);
   o << fmt::format("hardware    {} x {} (tp {} pp {}), weights {}, KV cache {}, KV capacity {} tokens\n", r.gpus,
                    s.gpu->id, s.tp, s.pp, DTypeName(s.weight_dtype), DTypeName(s.kv_dtype),
                    base::FormatThousands(r.memory.kv_capacity_tokens));
   PrintFramework(o, r);
-  report::PrintNotes(o, r.notes);
-  PrintMix(o, r);
+  report::PrintNotes(o, r.notes, width);
+  PrintMix(o, r, width);
 }
 
-void PrintHeader(std::ostream& o, const InferenceResult& r) {
+void PrintHeader(std::ostream& o, const InferenceResult& r, int width) {
   const ModelSpec& spec = *r.model;
   const InferenceSetup& s = r.setup;
   o << fmt::format("model       {} ({} layers{})\n", spec.name, spec.num_layers,
@@ -91,11 +91,11 @@ void PrintHeader(std::ostream& o, const InferenceResult& r) {
   PrintFramework(o, r);
   o << fmt::format("workload    input {} + output {} tokens per request; FLOPs convention {}\n", r.input_len,
                    r.output_len, ConventionName(s.convention));
-  report::PrintNotes(o, r.notes);
+  report::PrintNotes(o, r.notes, width);
   o << "\n";
 }
 
-void PrintMemory(std::ostream& o, const InferenceResult& r) {
+void PrintMemory(std::ostream& o, const InferenceResult& r, int width) {
   const InferenceMemory& mem = r.memory;
   report::Table mt({"memory per GPU", "value"});
   mt.AddRow({"weights", report::Bytes(mem.weights_bytes)});
@@ -104,10 +104,10 @@ void PrintMemory(std::ostream& o, const InferenceResult& r) {
   mt.AddRow({"KV capacity (90% of the rest)", base::FormatThousands(mem.kv_capacity_tokens) + " tokens"});
   const auto tokens = static_cast<double>(r.input_len + r.output_len);
   mt.AddRow({"concurrent requests that fit", base::FormatThousands(std::floor(mem.kv_capacity_tokens / tokens))});
-  mt.Print(o);
+  mt.Print(o, width);
 }
 
-void PrintSweeps(std::ostream& o, const InferenceResult& r) {
+void PrintSweeps(std::ostream& o, const InferenceResult& r, int width) {
   o << "\ndecode at the mean context (" << base::FormatThousands(r.mean_context) << " tokens)\n";
   report::Table dt({"batch", "TPOT ms", "tokens/s", "MFU", "MBU", "bound"});
   for (const DecodePoint& p : r.decode_sweep) {
@@ -115,7 +115,7 @@ void PrintSweeps(std::ostream& o, const InferenceResult& r) {
                Fixed(p.output_tokens_per_s, 0), Percent(p.mfu), Percent(p.mbu),
                p.step.compute_bound ? "compute" : "memory"});
   }
-  dt.Print(o);
+  dt.Print(o, width);
   o << (r.compute_bound_batch > 0
             ? fmt::format("decode becomes compute-bound at batch {}\n", base::FormatThousands(r.compute_bound_batch))
             : std::string("decode stays memory-bound up to the batch cap\n"));
@@ -125,7 +125,7 @@ void PrintSweeps(std::ostream& o, const InferenceResult& r) {
     pt.AddRow(
         {base::FormatThousands(static_cast<double>(p.prompt_len)), Fixed(p.step.time_s * 1e3, 2), Percent(p.mfu)});
   }
-  pt.Print(o);
+  pt.Print(o, width);
 }
 
 std::string DrafterText(const SpeculativeReport& s) {
@@ -284,23 +284,23 @@ void AddSingleShapeJson(const InferenceResult& r, json& j) {
 
 }  // namespace
 
-std::string RenderInferenceText(const InferenceResult& r) {
+std::string RenderInferenceText(const InferenceResult& r, const TextOptions& text_options) {
   std::ostringstream o;
   if (!r.single_shape) {
-    PrintMixOnly(o, r);
+    PrintMixOnly(o, r, text_options.width);
     return o.str();
   }
   const WorkloadResult& w = r.workload;
-  PrintHeader(o, r);
-  PrintMemory(o, r);
+  PrintHeader(o, r, text_options.width);
+  PrintMemory(o, r, text_options.width);
   o << fmt::format("\nat batch {} ({}): {} output tokens/s, TTFT {} ms, TPOT {} ms, MFU {}, MBU {}\n",
                    base::FormatThousands(w.batch), w.batch_reason, Fixed(w.output_tokens_per_s, 0),
                    Fixed(w.ttft_s * 1e3, 1), Fixed(w.tpot_s * 1e3, 2), Percent(w.mfu), Percent(w.mbu));
   o << RoundsLine(r.setup, w);
-  PrintSweeps(o, r);
+  PrintSweeps(o, r, text_options.width);
   PrintSpeculativeAndMeasured(o, r);
   if (r.mix)
-    PrintMix(o, r);
+    PrintMix(o, r, text_options.width);
   return o.str();
 }
 

@@ -8,6 +8,7 @@
 
 #include "base/strings.h"
 #include "mfu/version.h"
+#include "report/table.h"
 
 namespace mfu::report {
 
@@ -64,9 +65,16 @@ nlohmann::json NotesJson(const std::vector<Note>& notes) {
   return out;
 }
 
-void PrintNotes(std::ostream& out, const std::vector<Note>& notes) {
-  for (const Note& note : notes)
-    out << (note.kind == NoteKind::kAssumption ? "assumed: " : "warning: ") << note.message << "\n";
+void PrintNotes(std::ostream& out, const std::vector<Note>& notes, int width) {
+  // "assumed: ..." / "warning: ..." with continuation lines indented under
+  // the message, wrapped to `width` (0: one line per note).
+  constexpr size_t kIndent = 9;
+  const size_t room = width > 0 && static_cast<size_t>(width) > kIndent + 20 ? static_cast<size_t>(width) - kIndent : 0;
+  for (const Note& note : notes) {
+    const std::vector<std::string> lines = WrapText(note.message, room);
+    for (size_t i = 0; i < lines.size(); ++i)
+      out << (i > 0 ? "         " : note.kind == NoteKind::kAssumption ? "assumed: " : "warning: ") << lines[i] << "\n";
+  }
 }
 
 int64_t JsonInt(double value) {
@@ -125,7 +133,7 @@ nlohmann::json ParamsJson(const ParamCounts& p) {
           {"dit_embedders", JsonInt(p.dit_embedders)}};
 }
 
-void PrintModelSummary(std::ostream& out, const ModelSpec& s, const ParamCounts& p) {
+void PrintModelSummary(std::ostream& out, const ModelSpec& s, const ParamCounts& p, int width) {
   std::string shape = fmt::format("{} layers, hidden {}, {} heads", s.num_layers, s.hidden, s.heads);
   if (s.attention == AttentionKind::kMla) {
     shape += fmt::format(" (MLA, kv_lora {})", s.mla.kv_lora_rank);
@@ -134,11 +142,12 @@ void PrintModelSummary(std::ostream& out, const ModelSpec& s, const ParamCounts&
   }
   if (s.is_moe())
     shape += fmt::format(", {} experts top-{}", s.moe.num_experts, s.moe.top_k);
-  out << fmt::format("model       {} ({}; {})\n", s.name, s.family, shape);
-  out << fmt::format("source      {}\n", s.source);
-  out << fmt::format("parameters  total {} | active {} | active without embeddings {}\n",
-                     base::FormatThousands(p.total), base::FormatThousands(p.active),
-                     base::FormatThousands(p.active_non_embedding));
+  out << LabelLine("model", fmt::format("{} ({}; {})", s.name, s.family, shape), width);
+  out << LabelLine("source", s.source, width);
+  out << LabelLine("parameters",
+                   fmt::format("total {} | active {} | active without embeddings {}", base::FormatThousands(p.total),
+                               base::FormatThousands(p.active), base::FormatThousands(p.active_non_embedding)),
+                   width);
   if (s.arch == ArchKind::kDecoder) {
     out << fmt::format("            embedding {} | non-embedding {} | LM head {}\n",
                        base::FormatThousands(p.embedding + p.position_embedding),
@@ -148,7 +157,7 @@ void PrintModelSummary(std::ostream& out, const ModelSpec& s, const ParamCounts&
   if (p.mtp > 0)
     out << fmt::format("            MTP modules {} (not in total)\n", base::FormatThousands(p.mtp));
   for (const auto& note : s.notes)
-    out << "note        " << note << "\n";
+    out << LabelLine("note", note, width);
 }
 
 }  // namespace mfu::report

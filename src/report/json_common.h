@@ -46,11 +46,12 @@ nlohmann::json ParamsJson(const ParamCounts& params);
 // "notes": [{"kind": "assumption"|"warning", "code", "message"}] (always an
 // array, empty when there are none).
 nlohmann::json NotesJson(const std::vector<Note>& notes);
-// One line per note: "assumed: <message>" or "warning: <message>".
-void PrintNotes(std::ostream& out, const std::vector<Note>& notes);
+// One line per note: "assumed: <message>" or "warning: <message>", wrapped
+// to `width` columns (0: no limit) with continuation lines indented.
+void PrintNotes(std::ostream& out, const std::vector<Note>& notes, int width = 0);
 
 // "model       llama-3.1-8b-instruct (llama, 32 layers, ...)" and the
 // parameter lines of the terminal report.
-void PrintModelSummary(std::ostream& out, const ModelSpec& spec, const ParamCounts& params);
+void PrintModelSummary(std::ostream& out, const ModelSpec& spec, const ParamCounts& params, int width = 0);
 
 }  // namespace mfu::report

@@ -51,13 +51,13 @@ nlohmann::json FiguresJson(const KernelValidation& v) {
   return figures;
 }
 
-void PrintGroups(std::ostream& out, const KernelValidation& v) {
+void PrintGroups(std::ostream& out, const KernelValidation& v, int width) {
   Table t({"family", "kind", "figures", "median |error|", "max |error|"});
   for (const FigureGroupStats& g : v.groups) {
     t.AddRow({g.family, KernelFigureKindName(g.kind), std::to_string(g.count), Percent(g.median_abs_error),
               Percent(g.max_abs_error)});
   }
-  t.Print(out);
+  t.Print(out, width);
   out << "\nunvalidated (no modelled figure):\n";
   for (const auto& [family, kinds] : v.unvalidated) {
     std::vector<std::string> names;
@@ -67,14 +67,14 @@ void PrintGroups(std::ostream& out, const KernelValidation& v) {
   }
 }
 
-void PrintFigures(std::ostream& out, const KernelValidation& v) {
+void PrintFigures(std::ostream& out, const KernelValidation& v, int width) {
   Table t({"id", "family", "kind", "unit", "measured", "predicted", "error", ""});
   for (const FigurePrediction& p : v.figures) {
     const KernelFigure& f = *p.figure;
     t.AddRow({f.id, p.family, KernelFigureKindName(f.kind), FigureUnitName(f.unit), Value(f.measured),
               Value(p.predicted), (p.error >= 0 ? "+" : "") + Percent(p.error), f.modelled ? "" : "not modelled"});
   }
-  t.Print(out);
+  t.Print(out, width);
 }
 
 }  // namespace
@@ -98,17 +98,18 @@ std::string RenderKernelValidationJson(const KernelValidation& v, const std::str
 }
 
 std::string RenderKernelValidationText(const std::vector<KernelFigure>& figures, const KernelValidation& v,
-                                       const std::string& figures_path, bool summary_only) {
+                                       const std::string& figures_path, bool summary_only,
+                                       const TextOptions& text_options) {
   std::ostringstream out;
   size_t modelled = 0;
   for (const KernelFigure& f : figures)
     modelled += f.modelled ? 1 : 0;
   out << fmt::format("figures     {} ({} modelled) from {}\n", figures.size(), modelled, figures_path);
   out << "error = predicted / measured - 1 in the figure's unit; statistics over modelled figures\n\n";
-  PrintGroups(out, v);
+  PrintGroups(out, v, text_options.width);
   if (!summary_only) {
     out << "\n";
-    PrintFigures(out, v);
+    PrintFigures(out, v, text_options.width);
   }
   return out.str();
 }

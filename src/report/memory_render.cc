@@ -126,21 +126,21 @@ json TrainingJson(const MemoryReport& e) {
 
 }  // namespace
 
-std::string RenderMemoryText(const MemoryReport& e) {
+std::string RenderMemoryText(const MemoryReport& e, const TextOptions& text_options) {
   std::ostringstream out;
-  report::PrintModelSummary(out, e.model, e.params);
-  out << "state       " << StateLine(e) << "\n";
-  out << "layout      " << LayoutLine(e.layout, e.per_gpu) << "\n";
-  report::PrintNotes(out, e.notes);
+  report::PrintModelSummary(out, e.model, e.params, text_options.width);
+  out << report::LabelLine("state", StateLine(e), text_options.width);
+  out << report::LabelLine("layout", LayoutLine(e.layout, e.per_gpu), text_options.width);
+  report::PrintNotes(out, e.notes, text_options.width);
   out << "\n";
-  TrainingTable(e).Print(out);
+  TrainingTable(e).Print(out, text_options.width);
   if (e.kv_cache) {
     report::Table kv({"KV cache", "bytes", "note"});
     kv.AddRow({"per token", report::Bytes(e.kv_cache->bytes_per_token), DTypeName(e.kv_dtype)});
     kv.AddRow({"per sequence", report::Bytes(e.kv_cache->bytes_per_sequence),
                fmt::format("context {} (sliding windows capped)", e.kv_context)});
     out << "\n";
-    kv.Print(out);
+    kv.Print(out, text_options.width);
   }
   return out.str();
 }

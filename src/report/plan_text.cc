@@ -33,7 +33,7 @@ void PrintSetup(std::ostream& out, const ResolvedTraining& s) {
   }
 }
 
-void PrintSummary(std::ostream& out, const Prediction& p) {
+void PrintSummary(std::ostream& out, const Prediction& p, int width) {
   out << "config      " << ConfigText(p.config) << fmt::format(" ({} micro-batches per step)\n\n", p.micro_batches);
   Table summary({"metric", "value", "note"});
   summary.AddRow({"step time", Fixed(p.step_s, 3) + " s", ""});
@@ -41,10 +41,10 @@ void PrintSummary(std::ostream& out, const Prediction& p) {
   summary.AddRow({"TFLOP/s per GPU", Fixed(p.tflops_per_gpu, 1), "model FLOPs"});
   summary.AddRow({"MFU", Percent(p.mfu), fmt::format("of {} TFLOP/s dense", Fixed(p.peak_flops / 1e12, 0))});
   summary.AddRow({"HFU", Percent(p.hfu), "with recomputed FLOPs"});
-  summary.Print(out);
+  summary.Print(out, width);
 }
 
-void PrintBreakdown(std::ostream& out, const Prediction& p) {
+void PrintBreakdown(std::ostream& out, const Prediction& p, int width) {
   out << "\nstep breakdown (slowest GPU)\n";
   Table steps({"component", "seconds", "share"});
   const StepBreakdown& b = p.breakdown;
@@ -63,11 +63,11 @@ void PrintBreakdown(std::ostream& out, const Prediction& p) {
     if (v > 0)
       steps.AddRow({name, Fixed(v, 4), Percent(v / p.step_s)});
   }
-  steps.Print(out);
+  steps.Print(out, width);
 }
 
 // The predicted buckets (the measured-only ones, always 0, are left out).
-void PrintWaterfall(std::ostream& out, const Prediction& p) {
+void PrintWaterfall(std::ostream& out, const Prediction& p, int width) {
   out << "\nwaterfall (the buckets of 'mfu trace')\n";
   Table w({"bucket", "seconds", "share"});
   for (WaterfallBucket b :
@@ -76,10 +76,10 @@ void PrintWaterfall(std::ostream& out, const Prediction& p) {
     const double v = static_cast<double>(p.waterfall[b]) * 1e-9;
     w.AddRow({WaterfallBucketName(b), Fixed(v, 4), Percent(v / p.step_s)});
   }
-  w.Print(out);
+  w.Print(out, width);
 }
 
-void PrintMemory(std::ostream& out, const MemoryPerGpu& m) {
+void PrintMemory(std::ostream& out, const MemoryPerGpu& m, int width) {
   out << "\nmemory per GPU\n";
   Table mem({"component", "bytes"});
   mem.AddRow({"weights", Bytes(m.weights)});
@@ -89,7 +89,7 @@ void PrintMemory(std::ostream& out, const MemoryPerGpu& m) {
   mem.AddRow({"reserved (context, buffers)", Bytes(m.reserved)});
   mem.AddRow({"total", Bytes(m.total())});
   mem.AddRow({"capacity", Bytes(m.capacity)});
-  mem.Print(out);
+  mem.Print(out, width);
   out << (m.fits() ? fmt::format("fits, {} free\n", Bytes(m.capacity - m.total()))
                    : fmt::format("DOES NOT FIT: {} over\n", Bytes(m.total() - m.capacity)));
 }
@@ -129,7 +129,7 @@ void PrintNothingFits(std::ostream& out, const ResolvedTraining& s, const PlanSt
   }
 }
 
-void PrintTop(std::ostream& out, const PlanStudy& study) {
+void PrintTop(std::ostream& out, const PlanStudy& study, int width) {
   Table t({"#", "configuration", "step s", "tokens/s", "TFLOP/s/GPU", "MFU", "mem/GPU", "exposed comm", "bubble"});
   for (size_t i = 0; i < study.plan.top.size(); ++i) {
     const Prediction& p = study.plan.top[i];
@@ -139,9 +139,9 @@ void PrintTop(std::ostream& out, const PlanStudy& study) {
               Fixed(p.tflops_per_gpu, 1), Percent(p.mfu), Bytes(p.memory.total()), Percent(comm / p.step_s),
               Percent(b.bubble_s / p.step_s)});
   }
-  t.Print(out);
+  t.Print(out, width);
   if (study.has_runner_up)
-    out << "\nbest vs runner-up: " << DifferenceSummary(study.difference) << "\n";
+    out << "\n" << LabelLine("best vs runner-up:", DifferenceSummary(study.difference), width);
 }
 
 void PrintTimeToTrain(std::ostream& out, const PlanStudy& study) {
@@ -156,7 +156,7 @@ void PrintTimeToTrain(std::ostream& out, const PlanStudy& study) {
   out << " (no failures or restarts counted)\n";
 }
 
-void PrintScaling(std::ostream& out, const ResolvedTraining& s, const PlanStudy& study) {
+void PrintScaling(std::ostream& out, const ResolvedTraining& s, const PlanStudy& study, int width) {
   if (study.scaling.empty())
     return;
   out << "\nscaling (best configuration at each GPU count)\n";
@@ -172,7 +172,7 @@ void PrintScaling(std::ostream& out, const ResolvedTraining& s, const PlanStudy&
     st.AddRow({std::to_string(p.gpus), kind, std::to_string(p.gbs), ConfigText(p.best.config),
                Fixed(p.best.tokens_per_s, 0), Percent(p.best.mfu), Percent(per_gpu / base_per_gpu)});
   }
-  st.Print(out);
+  st.Print(out, width);
   out << "efficiency = tokens/s per GPU relative to the main search's best\n";
 }
 
@@ -195,31 +195,33 @@ std::string DifferenceSummary(const ConfigDifference& d) {
   return s;
 }
 
-std::string RenderPredictText(const ResolvedTraining& s, const PredictResult& r) {
+std::string RenderPredictText(const ResolvedTraining& s, const PredictResult& r, const TextOptions& text_options) {
   std::ostringstream out;
   PrintSetup(out, s);
   for (const std::string& d : r.derived)
     out << "derived     " << d << "\n";
-  PrintNotes(out, r.notes);
-  PrintSummary(out, r.prediction);
-  PrintBreakdown(out, r.prediction);
-  PrintWaterfall(out, r.prediction);
-  PrintMemory(out, r.prediction.memory);
+  const int width = text_options.width;
+  PrintNotes(out, r.notes, width);
+  PrintSummary(out, r.prediction, width);
+  PrintBreakdown(out, r.prediction, width);
+  PrintWaterfall(out, r.prediction, width);
+  PrintMemory(out, r.prediction.memory, width);
   return out.str();
 }
 
-std::string RenderPlanText(const ResolvedTraining& s, const PlanStudy& study, bool timing) {
+std::string RenderPlanText(const ResolvedTraining& s, const PlanStudy& study, bool timing,
+                           const TextOptions& text_options) {
   std::ostringstream out;
   PrintSetup(out, s);
-  PrintNotes(out, study.notes);
+  PrintNotes(out, study.notes, text_options.width);
   PrintSearch(out, study, timing);
   if (study.plan.top.empty()) {
     PrintNothingFits(out, s, study);
     return out.str();
   }
-  PrintTop(out, study);
+  PrintTop(out, study, text_options.width);
   PrintTimeToTrain(out, study);
-  PrintScaling(out, s, study);
+  PrintScaling(out, s, study, text_options.width);
   return out.str();
 }
 

@@ -1,0 +1,82 @@
+#pragma once
+
+// Runs the mfu binary for the CLI e2e tests (cli_flags_e2e_test.cc,
+// cli_fuzz_e2e_test.cc): stdout and stderr captured apart, the environment
+// changed by `env` ("COLUMNS=80"), and a time limit after which the run is
+// killed (SIGALRM survives execv) and reported as exit 128 + SIGALRM.
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace mfu_e2e {
+
+struct Result {
+  int exit_code = -1;
+  bool signaled = false;
+  std::string out;
+  std::string err;
+};
+
+inline Result RunMfu(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                     unsigned timeout_s = 30) {
+  int out_pipe[2], err_pipe[2];
+  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0)
+    return {};
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    unsetenv("COLUMNS");
+    for (const std::string& e : env)
+      putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> argv;
+    std::string binary = MFU_BINARY;
+    argv.push_back(binary.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    alarm(timeout_s);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  Result r;
+  std::array<pollfd, 2> fds{{{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}}};
+  int open_fds = 2;
+  char buf[4096];
+  while (open_fds > 0 && poll(fds.data(), fds.size(), -1) > 0) {
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP)))
+        continue;
+      ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.signaled = WIFSIGNALED(status);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+inline std::string SourcePath(const std::string& rel) {
+  return std::string(MFU_SOURCE_DIR) + "/" + rel;
+}
+
+}  // namespace mfu_e2e
