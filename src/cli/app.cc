@@ -126,7 +126,9 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     std::ostringstream buffer;
     CommandContext context{buffer, err, TextOptions{width}};
     Status status = command->Run(context);
-    out << buffer.str();
+    // Results' notes name request fields as the library does ("parameter
+    // 'global_batch'"); the CLI shows its flags, as in its error messages.
+    out << InFlagSpelling(buffer.str(), sub->get_name());
     if (status.ok())
       return 0;
     const bool usage = status.code() == StatusCode::kInvalidArgument;

@@ -143,6 +143,9 @@ const std::vector<FlagSpec> kVocabulary = {
     {"exit 1 on error diagnostics", "--strict", "", "", "trace", K::kSwitch},
     {"more detail", "--verbose", "-v", "", "trace", K::kSwitch},
     {"CSV output directory", "--csv", "", "", "trace", K::kText},
+    {"ranks shown in detail (all, or 0,3)", "--ranks", "", "", "trace", K::kText},
+    {"most events per trace file (0: no cap)", "--max-events", "", "", "trace", K::kInteger, 0, 1e12},
+    {"no progress line on stderr", "--quiet", "-q", "", "trace", K::kSwitch},
     // calibrate.
     {"measured runs file", "RUNS", "", "", "calibrate", K::kText},
     {"write the fitted efficiency table", "--write", "-w", "", "calibrate", K::kText},

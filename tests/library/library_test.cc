@@ -121,10 +121,16 @@ TEST_F(LibraryTest, InferEqualsTheCli) {
   request.output_len = 500;
   request.draft_tokens = 4;
   request.acceptance = 0.7;
+  // Given, so the result carries no assumption notes: notes name request
+  // fields ("parameter 'batch'") where the CLI names its flags.
+  request.weight_precision = "bf16";
+  request.kv_precision = "bf16";
+  request.batch = 256;
   StatusOr<InferenceResult> result = RunInferenceJob(*catalog_, RealFileSystem(), request);
   ASSERT_TRUE(result.ok()) << result.status().message();
   const std::string args =
-      "infer --model llama-3.1-8b --gpu h100 --input-len 1000 --output-len 500 --draft-tokens 4 --acceptance 0.7";
+      "infer --model llama-3.1-8b --gpu h100 --input-len 1000 --output-len 500 --draft-tokens 4 --acceptance 0.7 "
+      "--weight-precision bf16 --kv-precision bf16 --batch 256";
   EXPECT_EQ(RenderInferenceJson(*result), RunCli(args + " --json"));
   EXPECT_EQ(RenderInferenceText(*result), RunCli(args));
 }
