@@ -1,7 +1,7 @@
 #pragma once
 
-// Runs the mfu binary for the CLI e2e tests (cli_flags_e2e_test.cc,
-// cli_fuzz_e2e_test.cc): stdout and stderr captured apart, the environment
+// Runs the mfu binary for every e2e test (tests/e2e/*_e2e_test.cc): stdout
+// and stderr captured apart, the wall time measured, the environment
 // changed by `env` ("COLUMNS=80"), and a time limit after which the run is
 // killed (SIGALRM survives execv) and reported as exit 128 + SIGALRM.
 
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ struct Result {
   bool signaled = false;
   std::string out;
   std::string err;
+  double seconds = 0;  // wall time of the run
 };
 
 inline Result RunMfu(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
@@ -28,6 +30,7 @@ inline Result RunMfu(const std::vector<std::string>& args, const std::vector<std
   int out_pipe[2], err_pipe[2];
   if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0)
     return {};
+  const auto start = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid == 0) {
     dup2(out_pipe[1], 1);
@@ -72,6 +75,7 @@ inline Result RunMfu(const std::vector<std::string>& args, const std::vector<std
   waitpid(pid, &status, 0);
   r.signaled = WIFSIGNALED(status);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
 

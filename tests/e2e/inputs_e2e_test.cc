@@ -19,68 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "cli_run_mfu.h"
+
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-  double seconds = 0;
-};
-
-// Runs the mfu binary with `args` (and `env` added to the environment),
-// capturing stdout and stderr separately (tests/e2e/cli_e2e_test.cc's helper).
-Result RunMfu(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
-  int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0)
-    return {};
-  const auto start = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out_pipe[1], 1);
-    dup2(err_pipe[1], 2);
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    for (const std::string& e : env)
-      putenv(const_cast<char*>(e.c_str()));
-    std::vector<char*> argv;
-    std::string binary = MFU_BINARY;
-    argv.push_back(binary.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(binary.c_str(), argv.data());
-    _exit(127);
-  }
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  Result r;
-  std::array<pollfd, 2> fds{{{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}}};
-  int open_fds = 2;
-  char buf[4096];
-  while (open_fds > 0 && poll(fds.data(), fds.size(), 30000) > 0) {
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP)))
-        continue;
-      ssize_t n = read(fds[i].fd, buf, sizeof buf);
-      if (n <= 0) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      } else {
-        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
-      }
-    }
-  }
-  if (open_fds > 0)
-    kill(pid, SIGKILL);  // hung: fail below instead of hanging the suite
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return r;
-}
+using mfu_e2e::Result;
+using mfu_e2e::RunMfu;
 
 // Bad input gives exactly one line on stderr, starting "mfu: ".
 void ExpectOneLineError(const Result& r, int code, const std::string& fragment) {

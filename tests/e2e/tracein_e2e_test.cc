@@ -17,59 +17,11 @@
 #include <string>
 #include <vector>
 
-namespace {
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+#include "cli_run_mfu.h"
 
-// Runs the mfu binary with `args`, capturing stdout and stderr separately.
-Result RunMfu(const std::vector<std::string>& args) {
-  int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0)
-    return {};
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out_pipe[1], 1);
-    dup2(err_pipe[1], 2);
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    std::vector<char*> argv;
-    std::string binary = MFU_BINARY;
-    argv.push_back(binary.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(binary.c_str(), argv.data());
-    _exit(127);
-  }
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  Result r;
-  std::array<pollfd, 2> fds{{{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}}};
-  int open_fds = 2;
-  char buf[4096];
-  while (open_fds > 0 && poll(fds.data(), fds.size(), 30000) > 0) {
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP)))
-        continue;
-      ssize_t n = read(fds[i].fd, buf, sizeof buf);
-      if (n <= 0) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      } else {
-        (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
-      }
-    }
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
+namespace {
+using mfu_e2e::Result;
+using mfu_e2e::RunMfu;
 
 // Bad input gives exactly one line on stderr, starting "mfu: ".
 void ExpectOneLineError(const Result& r, int code, const std::string& fragment) {
