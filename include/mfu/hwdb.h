@@ -35,6 +35,11 @@ const char* DTypeName(DType dtype);
 // ("bfloat16", "float16", "half", "fp8-e4m3", "int8"). kInvalidArgument lists
 // the accepted names.
 StatusOr<DType> ParseDType(std::string_view text);
+// A storage dtype (weights, gradients, KV cache) for memory and serving
+// estimates: ParseDType plus the 4-bit storage formats, all half a byte per
+// element ("int4", "nvfp4", "mxfp4" -> kFp4). One rule for `mfu memory` and
+// `mfu infer`.
+StatusOr<DType> ParseStorageDType(std::string_view text);
 // Bytes per element of `dtype` for memory estimates (fp6/fp4 fractional).
 double DTypeBytes(DType dtype);
 

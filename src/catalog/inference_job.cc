@@ -23,10 +23,7 @@ namespace {
 
 // "" (not given) is bf16, stated by DefaultPrecisionNote.
 StatusOr<DType> ParsePrecision(const std::string& text, const char* param) {
-  const std::string t = text.empty() ? "bf16" : base::ToLower(text);
-  if (t == "int4" || t == "fp4" || t == "nvfp4" || t == "mxfp4")
-    return DType::kFp4;  // 4-bit weights: half a byte
-  StatusOr<DType> d = ParseDType(t);
+  StatusOr<DType> d = ParseStorageDType(text.empty() ? "bf16" : text);
   if (!d.ok())
     return InvalidArgumentError(Param(param) + ": " + d.status().message());
   return d;

@@ -26,7 +26,7 @@ StatusOr<TrainingStateDtypes> ResolveState(const MemoryRequest& r) {
                                     std::tuple{"grad_dtype", &r.grad_dtype, &d.main_grads}}) {
     if (text->empty())
       continue;
-    StatusOr<DType> parsed = ParseDType(*text);
+    StatusOr<DType> parsed = ParseStorageDType(*text);
     if (!parsed.ok())
       return InvalidArgumentError(Param(param) + ": " + parsed.status().message());
     *dtype = *parsed;
@@ -146,7 +146,7 @@ StatusOr<MemoryReport> EstimateMemory(const MemoryRequest& r) {
   whole.tensor_parallel = 1;
   whole.sequence_parallel = false;
   MFU_ASSIGN_OR_RETURN(e.unsharded, EstimateTrainingMemory(r.model, whole));
-  MFU_ASSIGN_OR_RETURN(e.kv_dtype, ParseDType(r.kv_dtype));
+  MFU_ASSIGN_OR_RETURN(e.kv_dtype, ParseStorageDType(r.kv_dtype));
   e.params = CountParams(r.model);
   if (r.model.arch == ArchKind::kDecoder) {
     e.kv_context = r.context > 0 ? r.context : r.seq_len.value_or(kDefaultSeqLen);

@@ -87,6 +87,13 @@ double DTypeBytes(DType dtype) {
   return kDTypes[static_cast<size_t>(dtype)].bytes;
 }
 
+StatusOr<DType> ParseStorageDType(std::string_view text) {
+  const std::string t = base::ToLower(base::Trim(text));
+  if (t == "int4" || t == "nvfp4" || t == "mxfp4")
+    return DType::kFp4;
+  return ParseDType(t);
+}
+
 StatusOr<DType> ParseDType(std::string_view text) {
   std::string t = base::ToLower(base::Trim(text));
   for (std::string_view prefix : {"torch.", "c10::"}) {

@@ -175,4 +175,15 @@ TEST(SanityE2e, EveryJobHasNotes) {
   EXPECT_NE(spec.out.find("assumed: acceptance rate not given: 0"), std::string::npos) << spec.out;
 }
 
+// "`memory` rejects int4 that infer accepts": one storage-dtype rule
+// (ParseStorageDType). Llama 3.1 8B's KV cache per token is 2 (K and V) x 32
+// layers x 8 KV heads x 128 head dim x 0.5 byte = 32,768 bytes at 4 bits.
+TEST(SanityE2e, MemoryAcceptsTheStorageDtypesInferAccepts) {
+  nlohmann::json doc = Json(RunMfu({"memory", "--model", "llama-3.1-8b", "--kv-precision", "int4", "--json"}));
+  EXPECT_EQ(doc["kv_cache"]["bytes_per_token"], 2 * 32 * 8 * 128 / 2);
+  Result infer = RunMfu({"infer", "--model", "llama-3.1-8b", "--gpu", "h100", "--input-len", "1000", "--output-len",
+                         "1000", "--weight-precision", "int4", "--kv-precision", "int4"});
+  EXPECT_EQ(infer.exit_code, 0) << infer.err;
+}
+
 }  // namespace
