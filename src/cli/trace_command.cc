@@ -151,7 +151,7 @@ class TraceCommand final : public Command {
     MFU_RETURN_IF_ERROR(CheckDetailRanks(job, options));
     if (!o_.csv_dir.empty())
       MFU_RETURN_IF_ERROR(WriteFiles(o_.csv_dir, RenderTraceJobCsv(job)));
-    ctx.out << (o_.json ? RenderTraceJobJson(job, options) : RenderTraceJobText(job, options, o_.verbose));
+    ctx.out << (o_.json ? RenderTraceJobJson(job, options) : RenderTraceJobText(job, options, o_.verbose, ctx.text));
     if (o_.strict) {
       Status errors = CheckTraceErrors(job);
       if (!errors.ok())

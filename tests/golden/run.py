@@ -26,6 +26,7 @@ import math
 import pathlib
 import re
 import shlex
+import os
 import subprocess
 import sys
 
@@ -121,7 +122,10 @@ def check_notes(area, doc, errors):
 
 
 def run(mfu, args):
-    proc = subprocess.run([mfu] + args, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    # Piped output is 100 columns wide unless COLUMNS says otherwise: the
+    # goldens are the piped layout, whatever the caller's terminal.
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    proc = subprocess.run([mfu] + args, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     return proc.returncode, proc.stdout, proc.stderr
 
 
