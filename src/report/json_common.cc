@@ -149,10 +149,12 @@ void PrintModelSummary(std::ostream& out, const ModelSpec& s, const ParamCounts&
                                base::FormatThousands(p.active), base::FormatThousands(p.active_non_embedding)),
                    width);
   if (s.arch == ArchKind::kDecoder) {
-    out << fmt::format("            embedding {} | non-embedding {} | LM head {}\n",
-                       base::FormatThousands(p.embedding + p.position_embedding),
-                       base::FormatThousands(p.non_embedding),
-                       s.tied_embeddings ? std::string("tied") : base::FormatThousands(p.lm_head));
+    out << LabelLine(
+        "",
+        fmt::format("embedding {} | non-embedding {} | LM head {}",
+                    base::FormatThousands(p.embedding + p.position_embedding), base::FormatThousands(p.non_embedding),
+                    s.tied_embeddings ? std::string("tied") : base::FormatThousands(p.lm_head)),
+        width);
   }
   if (p.mtp > 0)
     out << fmt::format("            MTP modules {} (not in total)\n", base::FormatThousands(p.mtp));
