@@ -251,9 +251,12 @@ Status CheckLength(const ModelSpec& spec, int64_t tokens, const char* what) {
     return InvalidArgumentError(std::string(what) + " must be positive, got " + std::to_string(tokens));
   if (tokens > kMaxSequence)
     return InvalidArgumentError(std::string(what) + " is absurd: " + std::to_string(tokens));
+  // Beyond the model's maximum is a data error (kOutOfRange, exit 1), as in
+  // the inference model (InferenceModel::CheckContext): the value is valid,
+  // this model cannot take it.
   if (spec.arch == ArchKind::kDecoder && spec.max_position_embeddings > 0 && tokens > spec.max_position_embeddings) {
-    return InvalidArgumentError(std::string(what) + " " + std::to_string(tokens) + " exceeds the model's " +
-                                "max_position_embeddings (" + std::to_string(spec.max_position_embeddings) + ")");
+    return OutOfRangeError(std::string(what) + " " + std::to_string(tokens) + " exceeds the model's " +
+                           "max_position_embeddings (" + std::to_string(spec.max_position_embeddings) + ")");
   }
   return Status::Ok();
 }

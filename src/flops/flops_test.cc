@@ -231,6 +231,7 @@ TEST(Flops, RejectsBadLengths) {
             StatusCode::kInvalidArgument);
   auto too_long = ComputeTrainingFlops(spec, Convention::kMegatron, 200000, Recompute::kNone);
   EXPECT_NE(too_long.status().message().find("max_position_embeddings"), std::string::npos);
+  EXPECT_EQ(too_long.status().code(), StatusCode::kOutOfRange);
   EXPECT_FALSE(ComputeDecodeFlops(spec, Convention::kMegatron, 0, 10).ok());
   EXPECT_FALSE(ComputeTrainingFlops(Load("wan2.1-t2v-14b"), Convention::kPalm, 1000, Recompute::kNone).ok());
 }
