@@ -5,10 +5,12 @@
 // changed by `env` ("COLUMNS=80"), and a time limit after which the run is
 // killed (SIGALRM survives execv) and reported as exit 128 + SIGALRM.
 
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdlib>
@@ -81,6 +83,15 @@ inline Result RunMfu(const std::vector<std::string>& args, const std::vector<std
 
 inline std::string SourcePath(const std::string& rel) {
   return std::string(MFU_SOURCE_DIR) + "/" + rel;
+}
+
+// Bad input gives exactly one line on stderr, starting "mfu: ", with the
+// documented exit code and `fragment` in it.
+inline void ExpectOneLineError(const Result& r, int code, const std::string& fragment) {
+  EXPECT_EQ(r.exit_code, code) << r.err;
+  EXPECT_EQ(r.err.rfind("mfu: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << "missing '" << fragment << "' in: " << r.err;
 }
 
 }  // namespace mfu_e2e

@@ -27,11 +27,8 @@ using mfu_e2e::Result;
 using mfu_e2e::RunMfu;
 
 // Bad input gives exactly one line on stderr, starting "mfu: ".
-void ExpectOneLineError(const Result& r, int code, const std::string& fragment) {
-  EXPECT_EQ(r.exit_code, code) << r.err;
-  EXPECT_EQ(r.err.rfind("mfu: ", 0), 0u) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find(fragment), std::string::npos) << "missing '" << fragment << "' in: " << r.err;
+void ExpectCleanError(const Result& r, int code, const std::string& fragment) {
+  mfu_e2e::ExpectOneLineError(r, code, fragment);
   EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
 }
 
@@ -53,11 +50,11 @@ constexpr const char* kTiny = R"({"model_type": "llama", "hidden_size": 64, "num
 TEST(InputsE2e, DevicesAreRefusedAtOnce) {
   for (const char* device : {"/dev/zero", "/dev/urandom"}) {
     Result r = RunMfu({"flops", "--model", device});
-    ExpectOneLineError(r, 1, std::string(device) + ": not a regular file (character device)");
+    ExpectCleanError(r, 1, std::string(device) + ": not a regular file (character device)");
     EXPECT_LT(r.seconds, 5.0) << device;
   }
   Result hw = RunMfu({"hw", "list", "--hardware-file", "/dev/zero"});
-  ExpectOneLineError(hw, 1, "/dev/zero: not a regular file (character device)");
+  ExpectCleanError(hw, 1, "/dev/zero: not a regular file (character device)");
 }
 
 TEST(InputsE2e, FifoIsRefusedWithoutBlocking) {
@@ -66,7 +63,7 @@ TEST(InputsE2e, FifoIsRefusedWithoutBlocking) {
   const std::string fifo = dir + "/config.json";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   Result r = RunMfu({"flops", "--model", fifo});
-  ExpectOneLineError(r, 1, fifo + ": not a regular file (fifo)");
+  ExpectCleanError(r, 1, fifo + ": not a regular file (fifo)");
   EXPECT_LT(r.seconds, 5.0);
   std::filesystem::remove_all(dir);
 }
@@ -76,10 +73,10 @@ TEST(InputsE2e, DirectoryWhereAFileIsExpected) {
   ASSERT_FALSE(dir.empty());
   // A directory as --hardware-file used to say "empty file".
   Result hw = RunMfu({"hw", "list", "--hardware-file", dir});
-  ExpectOneLineError(hw, 1, dir + ": is a directory, expected a file");
+  ExpectCleanError(hw, 1, dir + ": is a directory, expected a file");
   // A directory as a model without config.json says what it expected.
   Result model = RunMfu({"flops", "--model", dir});
-  ExpectOneLineError(model, 1, dir + ": a directory without a config.json");
+  ExpectCleanError(model, 1, dir + ": a directory without a config.json");
   std::filesystem::remove_all(dir);
 }
 
@@ -95,7 +92,7 @@ TEST(InputsE2e, ConfigSizeIsCapped) {
     out << kTiny;
   }
   Result r = RunMfu({"flops", "--model", big});
-  ExpectOneLineError(r, 1, big + ": too large (");
+  ExpectCleanError(r, 1, big + ": too large (");
   EXPECT_NE(r.err.find("the limit is 64 MiB"), std::string::npos) << r.err;
   std::filesystem::remove_all(dir);
 }
@@ -115,7 +112,7 @@ TEST(InputsE2e, SnapshotDirectoryAndHubCache) {
   ASSERT_EQ(id.exit_code, 0) << id.err;
   EXPECT_EQ(nlohmann::json::parse(id.out)["model"]["name"], "acme/Tiny-1B") << id.out;
   Result home = RunMfu({"flops", "--model", "acme/Tiny-1B"}, {"HF_HUB_CACHE=", "HF_HOME=" + hub + "/nowhere"});
-  ExpectOneLineError(home, 1, hub + "/nowhere/hub/models--acme--Tiny-1B/snapshots/*/config.json");
+  ExpectCleanError(home, 1, hub + "/nowhere/hub/models--acme--Tiny-1B/snapshots/*/config.json");
   std::filesystem::remove_all(hub);
 }
 
@@ -131,7 +128,7 @@ TEST(InputsE2e, ForgivingPresetNames) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["model"]["name"], "llama-3-70b");
   Result typo = RunMfu({"flops", "--model", "llama-3-65b"});
-  ExpectOneLineError(typo, 2, "did you mean 'llama-3-70b'?");
+  ExpectCleanError(typo, 2, "did you mean 'llama-3-70b'?");
 }
 
 TEST(InputsE2e, JsonLibraryTextNeverLeaks) {
@@ -141,7 +138,7 @@ TEST(InputsE2e, JsonLibraryTextNeverLeaks) {
   text.replace(text.find("64"), 2, "1e999");
   Write(dir + "/config.json", text);
   Result r = RunMfu({"flops", "--model", dir + "/config.json"});
-  ExpectOneLineError(r, 1, "key 'hidden_size': number out of range at byte");
+  ExpectCleanError(r, 1, "key 'hidden_size': number out of range at byte");
   std::filesystem::remove_all(dir);
 }
 
@@ -153,11 +150,11 @@ TEST(InputsE2e, UnreadableFilesSayPermissionDenied) {
   Write(dir + "/config.json", kTiny);
   chmod((dir + "/config.json").c_str(), 0);
   Result r = RunMfu({"flops", "--model", dir + "/config.json"});
-  ExpectOneLineError(r, 1, dir + "/config.json: permission denied");
+  ExpectCleanError(r, 1, dir + "/config.json: permission denied");
   Write(dir + "/traces/rank0.json", "{}");
   chmod((dir + "/traces").c_str(), 0);
   Result t = RunMfu({"trace", dir + "/traces"});
-  ExpectOneLineError(t, 1, "permission denied");
+  ExpectCleanError(t, 1, "permission denied");
   chmod((dir + "/traces").c_str(), 0700);
   std::filesystem::remove_all(dir);
 }

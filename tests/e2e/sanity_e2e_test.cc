@@ -19,16 +19,9 @@
 
 namespace {
 
+using mfu_e2e::ExpectOneLineError;
 using mfu_e2e::Result;
 using mfu_e2e::RunMfu;
-
-// Bad input gives exactly one line on stderr, starting "mfu: ".
-void ExpectOneLineError(const Result& r, int code, const std::string& fragment) {
-  EXPECT_EQ(r.exit_code, code) << r.err;
-  EXPECT_EQ(r.err.rfind("mfu: ", 0), 0u) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find(fragment), std::string::npos) << "missing '" << fragment << "' in: " << r.err;
-}
 
 nlohmann::json Json(const Result& r) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
