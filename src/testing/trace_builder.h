@@ -211,4 +211,8 @@ const HardwareDb& BuiltinHardware();
 // heads, gated MLP of 1024, vocabulary 1000.
 ModelSpec TinyModel();
 
+// `text` as one gzip member at deflate `level` (0: stored blocks, so payload
+// bytes can be changed without breaking the deflate stream).
+std::string GzipText(const std::string& text, int level);
+
 }  // namespace mfu::testing

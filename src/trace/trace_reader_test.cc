@@ -3,12 +3,12 @@
 // diagnostics, and results independent of the thread count.
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <string>
 
 #include "base/file_system.h"
 #include "mfu/trace.h"
+#include "testing/trace_builder.h"
 #include "trace/event_parser.h"
 
 namespace mfu {
@@ -27,20 +27,8 @@ std::string TestTrace(const char* name) {
   return std::string(MFU_SOURCE_DIR) + "/tests/data/traces/" + name;
 }
 
-// `text` as one gzip member of stored (level 0) deflate blocks, so bytes of
-// the payload can be changed without breaking the deflate stream.
 std::string GzipStored(const std::string& text) {
-  z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, 0, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&z, text.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
+  return mfu::testing::GzipText(text, 0);
 }
 
 std::string SmallTrace(size_t padding) {
