@@ -19,7 +19,7 @@ constexpr double kMaxTokens = 1e18;   // a token budget
 
 #define MODEL_CMDS "flops calc memory predict plan infer"
 #define TRAIN_CMDS "predict plan"
-#define ANY_JSON "flops calc memory trace predict plan calibrate kernels infer hw models clusters"
+#define ANY_JSON "flops calc memory trace predict plan calibrate kernels infer hw models clusters fleet"
 
 using K = ValueKind;
 
@@ -169,6 +169,8 @@ const std::vector<FlagSpec> kVocabulary = {
     // Output, every command.
     {"JSON output", "--json", "", "", ANY_JSON, K::kSwitch},
     {"no width limit on text tables", "--wide", "", "", ANY_JSON, K::kSwitch},
+    // fleet analyze (telemetry reading and estimation).
+    // fleet serve, rules, dashboard (the exporter).
 };
 
 #undef MODEL_CMDS

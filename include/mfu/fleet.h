@@ -1,0 +1,170 @@
+#pragma once
+
+// The fleet view: GPU telemetry (mfu/telemetry.h) to an estimate of the
+// hardware FLOP/s each GPU delivers, its estimated MFU against the dense peak
+// of the job's precision, memory-bandwidth utilization, throttling and health
+// findings; GPUs grouped into jobs (Kubernetes, Slurm hpc_job labels,
+// dcgm-exporter's --hpc-job-mapping-dir files) with stragglers and, where a
+// job reports its throughput, the model-FLOPs MFU beside the estimate; fleet
+// totals with GPU-hours by MFU band.
+//
+// Every estimated figure is an estimate of *hardware* FLOPs from tensor-pipe
+// activity: achieved FLOP/s = tensor_active x SMs x dense FLOP per clock per
+// SM (dense peak / (SMs x boost clock)) x SM clock. It misses non-tensor
+// FLOPs, counts recompute and padding, and cannot know the precision, which
+// comes from the request (stated as an assumption when defaulted).
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mfu/hwdb.h"
+#include "mfu/note.h"
+#include "mfu/status.h"
+#include "mfu/telemetry.h"
+
+namespace mfu {
+
+inline constexpr int kFleetSchemaVersion = 1;
+
+// dcgm's clock-event (throttle) reason bits, DCGM_CLOCKS_EVENT_REASON_* /
+// nvml's nvmlClocksEventReason*: 0x1 gpu_idle, 0x2 applications_clocks_setting,
+// 0x4 sw_power_cap, 0x8 hw_slowdown, 0x10 sync_boost, 0x20 sw_thermal,
+// 0x40 hw_thermal, 0x80 hw_power_brake, 0x100 display_clock_setting.
+// Returns the names of the set bits in bit order; unknown bits as
+// "unknown_0x...".
+std::vector<std::string> DecodeClocksEventReasons(uint64_t bits);
+
+// A health finding on one GPU or job: a stable code scripts may test and one
+// sentence saying what is wrong and, where one exists, the exporter setting
+// or fix. Codes: "profiling_stuck_zero" (GR_ENGINE/TENSOR at 0 while GPU_UTIL
+// is high, dcgm-exporter#662), "time_sliced_identical" (identical values on
+// every pod of one GPU, #587), "stale" (newest sample older than the
+// staleness limit), "sentinel" (blank values dropped), "missing_field"
+// (e.g. no PIPE_TENSOR_ACTIVE: enable DCGM_FI_PROF_* in the counters CSV),
+// "no_gpu_util_on_mig", "throttled", "xid", "unknown_accelerator",
+// "straggler".
+struct FleetFinding {
+  std::string code;
+  std::string message;
+};
+
+// GPU-hours by estimated-MFU band: idle (tensor activity and GPU_UTIL ~ 0),
+// below 30%, 30-60%, above 60%.
+enum class MfuBand : uint8_t { kIdle = 0, kBelow30, k30To60, kAbove60, kCount };
+inline constexpr size_t kNumMfuBands = static_cast<size_t>(MfuBand::kCount);
+const char* MfuBandId(MfuBand band);  // "idle", "below_30", "30_to_60", "above_60"
+
+struct GpuEstimate {
+  TelemetryDevice device;
+  std::string accelerator;  // hardware database id; "" when modelName is unknown
+  std::string job_id;       // "" when no job label or mapping names it
+  double seconds = 0;       // time covered by the samples (a snapshot: the interval)
+  int64_t last_sample_ms = 0;
+  // Time-weighted means over the covered time; NaN where the field is absent.
+  double gpu_util = 0;
+  double tensor_active = 0;
+  double dram_active = 0;
+  double sm_clock_mhz = 0;
+  double boost_clock_mhz = 0;  // from the hardware database
+  double power_watts = 0;
+  double estimated_flops = 0;  // FLOP/s (hardware, estimated); NaN when unknown
+  double estimated_mfu = 0;    // fraction of the dense peak at the precision
+  double estimated_mbu = 0;    // fraction of the memory bandwidth (DRAM_ACTIVE)
+  double peak_flops = 0;       // the denominator: dense peak at the precision
+  std::array<double, kNumMfuBands> gpu_hours_by_band{};
+  std::vector<std::string> throttle_reasons;  // union over the covered time
+  std::vector<FleetFinding> findings;
+};
+
+// A job's own report of its throughput (the --jobs file): the model-FLOPs
+// MFU beside the telemetry estimate.
+struct FleetJobReport {
+  std::string id;             // matches a job id from labels or mapping
+  std::string model;          // a model preset, alias or config path
+  double tokens_per_sec = 0;  // whole job; or
+  double step_time_s = 0;     // with global_batch x seq_len tokens per step
+  int64_t global_batch = 0;
+  int64_t seq_len = 0;
+  std::string precision;  // "" -> the analysis precision
+};
+
+struct JobEstimate {
+  std::string id;
+  std::string source;             // "kubernetes", "slurm", "mapping_file"
+  std::vector<std::string> gpus;  // device keys
+  double estimated_mfu = 0;       // time-weighted over its GPUs
+  double mfu_min = 0, mfu_median = 0, mfu_max = 0;
+  double tensor_active_median = 0;
+  std::vector<std::string> stragglers;          // device keys far below the median
+  std::optional<double> reported_mfu;           // model FLOPs MFU from the job's throughput
+  std::optional<double> reported_to_estimated;  // reported / estimated
+  std::vector<FleetFinding> findings;
+};
+
+struct NodeEstimate {
+  std::string hostname;
+  int gpus = 0;
+  double estimated_mfu = 0;
+  double power_watts = 0;
+};
+
+struct FleetTotals {
+  int gpus = 0;
+  double estimated_mfu = 0;  // GPU-time weighted
+  double gpu_hours = 0;
+  std::array<double, kNumMfuBands> gpu_hours_by_band{};
+};
+
+struct FleetReport {
+  int schema_version = kFleetSchemaVersion;
+  std::string origin;
+  DType precision = DType::kBf16;
+  std::vector<GpuEstimate> gpus;
+  std::vector<JobEstimate> jobs;
+  std::vector<NodeEstimate> nodes;
+  FleetTotals fleet;
+  TelemetryReadStats read;
+  std::vector<Note> notes;  // default_precision, snapshot interval, ...
+};
+
+struct FleetOptions {
+  const HardwareDb* hardware = nullptr;     // required
+  std::optional<DType> precision;           // nullopt: bf16, stated as a note
+  double snapshot_interval_s = 30;          // time one exposition snapshot stands for
+  double stale_after_s = 120;               // newest sample older than this vs `now_ms`
+  int64_t now_ms = 0;                       // 0: the newest sample in the input
+  double straggler_fraction = 0.8;          // below this x the job median tensor activity
+  std::vector<FleetJobReport> job_reports;  // --jobs
+  // dcgm-exporter --hpc-job-mapping-dir: file name = job id, lines = GPU
+  // indices (or UUIDs) on this host.
+  std::string hpc_job_mapping_dir;
+};
+
+// Streams a telemetry input into a FleetReport: a TelemetryVisitor that keeps
+// per-device accumulators only.
+class FleetAnalyzer final : public TelemetryVisitor {
+ public:
+  explicit FleetAnalyzer(FleetOptions options);
+  ~FleetAnalyzer() override;
+  Status OnDevice(const TelemetryDevice& device, std::span<const TelemetryPoint> points) override;
+  // Groups jobs and nodes, computes totals. Call once after reading.
+  StatusOr<FleetReport> Finish(const TelemetryReadStats& read, std::string_view origin);
+
+ private:
+  struct State;
+  State* state_;
+};
+
+// Reads and analyzes in one call (exposition or query_range text).
+StatusOr<FleetReport> AnalyzeFleet(std::string_view text, std::string_view origin, const FleetOptions& options);
+
+// Reads a --jobs file (JSON: {"jobs": [{"id", "model", "tokens_per_sec" |
+// "step_time_s" + "global_batch" + "seq_len", "precision"}]}); errors name
+// the file and field.
+StatusOr<std::vector<FleetJobReport>> ParseFleetJobs(std::string_view text, std::string_view origin);
+
+}  // namespace mfu
