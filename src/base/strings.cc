@@ -128,6 +128,11 @@ std::string FormatSi(double value, int digits) {
     const char* suffix;
   } kUnits[] = {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
   char buf[64];
+  // Beyond the largest prefix's range ("6.03e+03E"), plain scientific.
+  if (std::fabs(value) >= kUnits[0].scale * std::pow(10.0, digits) || !std::isfinite(value)) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, value);
+    return buf;
+  }
   for (const auto& u : kUnits) {
     if (std::fabs(value) >= u.scale) {
       std::snprintf(buf, sizeof buf, "%.*g%s", digits, value / u.scale, u.suffix);

@@ -17,12 +17,14 @@ namespace {
 using nlohmann::json;
 using report::Fixed;
 using report::JsonInt;
+using report::LabelLine;
 using report::Percent;
+using report::WrapParagraph;
 
 // ------------------------------------------------------------------- text
 
 // The framework, its schedule, and whether the prediction is validated.
-void PrintFramework(std::ostream& o, const InferenceResult& r) {
+void PrintFramework(std::ostream& o, const InferenceResult& r, int width) {
   const InferenceSetup& s = r.setup;
   const ServingSchedule& p = s.schedule;
   const std::string budget = base::FormatThousands(p.token_budget);
@@ -35,24 +37,31 @@ void PrintFramework(std::ostream& o, const InferenceResult& r) {
                              : "whole prompts, up to " + budget + " tokens per pass") +
           ", in passes apart from decode";
   }
-  o << fmt::format("framework   {} ({} attention): {}; batch cap {}\n", s.framework.name,
-                   AttentionKernelName(s.framework.attention), how, base::FormatThousands(s.max_batch));
+  o << LabelLine("framework",
+                 fmt::format("{} ({} attention): {}; batch cap {}", s.framework.name,
+                             AttentionKernelName(s.framework.attention), how, base::FormatThousands(s.max_batch)),
+                 width);
   if (!r.validity.validated)
-    o << "note        " << r.validity.note << "\n";
+    o << LabelLine("note", r.validity.note, width);
 }
 
 // The steady state's rounds: what decodes, how often prompt work joins.
-std::string RoundsLine(const InferenceSetup& s, const WorkloadResult& w) {
+std::string RoundsLine(const InferenceSetup& s, const WorkloadResult& w, int width) {
   if (w.decode_batch <= 0)
-    return fmt::format("rounds      prompts only: {} tokens per pass\n", base::FormatThousands(w.prefill_tokens));
+    return LabelLine("rounds", fmt::format("prompts only: {} tokens per pass", base::FormatThousands(w.prefill_tokens)),
+                     width);
   if (s.schedule.mixed) {
-    return fmt::format("rounds      {} requests decoding; {} of rounds also carry {} prompt tokens\n",
-                       base::FormatThousands(w.decode_batch), Percent(w.prefill_round_share),
-                       base::FormatThousands(w.prefill_tokens));
+    return LabelLine("rounds",
+                     fmt::format("{} requests decoding; {} of rounds also carry {} prompt tokens",
+                                 base::FormatThousands(w.decode_batch), Percent(w.prefill_round_share),
+                                 base::FormatThousands(w.prefill_tokens)),
+                     width);
   }
-  return fmt::format("rounds      {} requests decoding; {:.3f} prefill passes of {} tokens per decode pass\n",
-                     base::FormatThousands(w.decode_batch), w.prefill_round_share,
-                     base::FormatThousands(w.prefill_tokens));
+  return LabelLine("rounds",
+                   fmt::format("{} requests decoding; {:.3f} prefill passes of {} tokens per decode pass",
+                               base::FormatThousands(w.decode_batch), w.prefill_round_share,
+                               base::FormatThousands(w.prefill_tokens)),
+                   width);
 }
 
 void PrintMix(std::ostream& o, const InferenceResult& r, int width) {
@@ -66,17 +75,20 @@ void PrintMix(std::ostream& o, const InferenceResult& r, int width) {
               Percent(w.mbu)});
   }
   t.Print(o, width);
-  o << fmt::format("mix (requests weighted as given): {} output tokens/s, MFU {}, MBU {}\n",
-                   Fixed(r.mix->output_tokens_per_s, 0), Percent(r.mix->mfu), Percent(r.mix->mbu));
+  o << WrapParagraph(fmt::format("mix (requests weighted as given): {} output tokens/s, MFU {}, MBU {}",
+                                 Fixed(r.mix->output_tokens_per_s, 0), Percent(r.mix->mfu), Percent(r.mix->mbu)),
+                     width);
 }
 
 void PrintMixOnly(std::ostream& o, const InferenceResult& r, int width) {
   const InferenceSetup& s = r.setup;
-  o << fmt::format("model       {} ({} layers)\n", r.model->name, r.model->num_layers);
-  o << fmt::format("hardware    {} x {} (tp {} pp {}), weights {}, KV cache {}, KV capacity {} tokens\n", r.gpus,
-                   s.gpu->id, s.tp, s.pp, DTypeName(s.weight_dtype), DTypeName(s.kv_dtype),
-                   base::FormatThousands(r.memory.kv_capacity_tokens));
-  PrintFramework(o, r);
+  o << LabelLine("model", fmt::format("{} ({} layers)", r.model->name, r.model->num_layers), width);
+  o << LabelLine("hardware",
+                 fmt::format("{} x {} (tp {} pp {}), weights {}, KV cache {}, KV capacity {} tokens", r.gpus, s.gpu->id,
+                             s.tp, s.pp, DTypeName(s.weight_dtype), DTypeName(s.kv_dtype),
+                             base::FormatThousands(r.memory.kv_capacity_tokens)),
+                 width);
+  PrintFramework(o, r, width);
   report::PrintNotes(o, r.notes, width);
   PrintMix(o, r, width);
 }
@@ -84,13 +96,21 @@ void PrintMixOnly(std::ostream& o, const InferenceResult& r, int width) {
 void PrintHeader(std::ostream& o, const InferenceResult& r, int width) {
   const ModelSpec& spec = *r.model;
   const InferenceSetup& s = r.setup;
-  o << fmt::format("model       {} ({} layers{})\n", spec.name, spec.num_layers,
-                   spec.is_moe() ? fmt::format(", {} experts top-{}", spec.moe.num_experts, spec.moe.top_k) : "");
-  o << fmt::format("hardware    {} x {} (tp {} pp {}{}), weights {}, KV cache {}\n", r.gpus, s.gpu->id, s.tp, s.pp,
-                   s.ep > 1 ? fmt::format(" ep {}", s.ep) : "", DTypeName(s.weight_dtype), DTypeName(s.kv_dtype));
-  PrintFramework(o, r);
-  o << fmt::format("workload    input {} + output {} tokens per request; FLOPs convention {}\n", r.input_len,
-                   r.output_len, ConventionName(s.convention));
+  o << LabelLine(
+      "model",
+      fmt::format("{} ({} layers{})", spec.name, spec.num_layers,
+                  spec.is_moe() ? fmt::format(", {} experts top-{}", spec.moe.num_experts, spec.moe.top_k) : ""),
+      width);
+  o << LabelLine(
+      "hardware",
+      fmt::format("{} x {} (tp {} pp {}{}), weights {}, KV cache {}", r.gpus, s.gpu->id, s.tp, s.pp,
+                  s.ep > 1 ? fmt::format(" ep {}", s.ep) : "", DTypeName(s.weight_dtype), DTypeName(s.kv_dtype)),
+      width);
+  PrintFramework(o, r, width);
+  o << LabelLine("workload",
+                 fmt::format("input {} + output {} tokens per request; FLOPs convention {}", r.input_len, r.output_len,
+                             ConventionName(s.convention)),
+                 width);
   report::PrintNotes(o, r.notes, width);
   o << "\n";
 }
@@ -132,29 +152,37 @@ std::string DrafterText(const SpeculativeReport& s) {
   return s.drafter.empty() ? "self-drafting heads" : s.drafter;
 }
 
-void PrintSpeculativeAndMeasured(std::ostream& o, const InferenceResult& r) {
+void PrintSpeculativeAndMeasured(std::ostream& o, const InferenceResult& r, int width) {
   if (r.speculative) {
     const SpeculativeResult& s = r.speculative->result;
-    o << fmt::format("\nspeculative decoding: k {}, acceptance {}, drafter {}\n", r.speculative->draft_tokens,
-                     r.speculative->acceptance, DrafterText(*r.speculative));
-    o << fmt::format(
-        "  {:.2f} tokens per verify step, TPOT {} ms ({:.2f}x), model-FLOPs utilization {}, "
-        "hardware-FLOPs utilization {} (rejected positions and drafting included)\n",
-        s.tokens_per_step, Fixed(s.tpot_s * 1e3, 2), s.speedup, Percent(s.mfu), Percent(s.hfu));
+    o << "\n"
+      << WrapParagraph(fmt::format("speculative decoding: k {}, acceptance {}, drafter {}", r.speculative->draft_tokens,
+                                   r.speculative->acceptance, DrafterText(*r.speculative)),
+                       width);
+    o << LabelLine("",
+                   fmt::format("{:.2f} tokens per verify step, TPOT {} ms ({:.2f}x), model-FLOPs utilization {}, "
+                               "hardware-FLOPs utilization {} (rejected positions and drafting included)",
+                               s.tokens_per_step, Fixed(s.tpot_s * 1e3, 2), s.speedup, Percent(s.mfu), Percent(s.hfu)),
+                   width);
   }
   if (r.measured) {
-    o << fmt::format("\nmeasured {} output tokens/s at batch {}: MFU {}, MBU {}\n",
-                     Fixed(r.measured->output_tokens_per_s, 0), base::FormatThousands(r.measured->batch),
-                     Percent(r.measured->mfu), Percent(r.measured->mbu));
+    o << "\n"
+      << WrapParagraph(fmt::format("measured {} output tokens/s at batch {}: MFU {}, MBU {}",
+                                   Fixed(r.measured->output_tokens_per_s, 0), base::FormatThousands(r.measured->batch),
+                                   Percent(r.measured->mfu), Percent(r.measured->mbu)),
+                       width);
   }
   if (const auto& t = r.measured_ttft) {
-    o << fmt::format("measured TTFT {} ms (predicted {} ms): prefill MFU {}, MBU {}\n", Fixed(t->seconds * 1e3, 2),
-                     Fixed(t->predicted_s * 1e3, 2), Percent(t->mfu), Percent(t->mbu));
+    o << WrapParagraph(
+        fmt::format("measured TTFT {} ms (predicted {} ms): prefill MFU {}, MBU {}", Fixed(t->seconds * 1e3, 2),
+                    Fixed(t->predicted_s * 1e3, 2), Percent(t->mfu), Percent(t->mbu)),
+        width);
   }
   if (const auto& t = r.measured_tpot) {
-    o << fmt::format("measured TPOT {} ms at batch {} (predicted {} ms): decode MFU {}, MBU {}\n",
-                     Fixed(t->seconds * 1e3, 2), base::FormatThousands(r.workload.batch),
-                     Fixed(t->predicted_s * 1e3, 2), Percent(t->mfu), Percent(t->mbu));
+    o << WrapParagraph(fmt::format("measured TPOT {} ms at batch {} (predicted {} ms): decode MFU {}, MBU {}",
+                                   Fixed(t->seconds * 1e3, 2), base::FormatThousands(r.workload.batch),
+                                   Fixed(t->predicted_s * 1e3, 2), Percent(t->mfu), Percent(t->mbu)),
+                       width);
   }
 }
 
@@ -293,12 +321,14 @@ std::string RenderInferenceText(const InferenceResult& r, const TextOptions& tex
   const WorkloadResult& w = r.workload;
   PrintHeader(o, r, text_options.width);
   PrintMemory(o, r, text_options.width);
-  o << fmt::format("\nat batch {} ({}): {} output tokens/s, TTFT {} ms, TPOT {} ms, MFU {}, MBU {}\n",
-                   base::FormatThousands(w.batch), w.batch_reason, Fixed(w.output_tokens_per_s, 0),
-                   Fixed(w.ttft_s * 1e3, 1), Fixed(w.tpot_s * 1e3, 2), Percent(w.mfu), Percent(w.mbu));
-  o << RoundsLine(r.setup, w);
+  o << "\n"
+    << WrapParagraph(fmt::format("at batch {} ({}): {} output tokens/s, TTFT {} ms, TPOT {} ms, MFU {}, MBU {}",
+                                 base::FormatThousands(w.batch), w.batch_reason, Fixed(w.output_tokens_per_s, 0),
+                                 Fixed(w.ttft_s * 1e3, 1), Fixed(w.tpot_s * 1e3, 2), Percent(w.mfu), Percent(w.mbu)),
+                     text_options.width);
+  o << RoundsLine(r.setup, w, text_options.width);
   PrintSweeps(o, r, text_options.width);
-  PrintSpeculativeAndMeasured(o, r);
+  PrintSpeculativeAndMeasured(o, r, text_options.width);
   if (r.mix)
     PrintMix(o, r, text_options.width);
   return o.str();

@@ -15,26 +15,38 @@
 namespace mfu::report {
 namespace {
 
-void PrintSetup(std::ostream& out, const ResolvedTraining& s) {
+void PrintSetup(std::ostream& out, const ResolvedTraining& s, int width) {
   const TrainingSetup& t = s.perf->setup();
-  out << fmt::format(
-      "model       {} ({} layers, hidden {}{})\n", s.model.name, s.model.num_layers, s.model.hidden,
-      s.model.is_moe() ? fmt::format(", {} experts top-{}", s.model.moe.num_experts, s.model.moe.top_k) : "");
-  out << fmt::format("hardware    {} x {} ({}){}\n", t.gpus, s.gpu->id, s.gpu->display_name(),
-                     s.cluster != nullptr ? ", cluster " + s.cluster->id : std::string());
-  out << fmt::format("setup       sequence {}, {} GEMMs, FLOPs convention {}, efficiency family '{}'\n", t.seq_len,
-                     DTypeName(s.precision), ConventionName(t.convention), t.efficiency.family);
-  out << fmt::format("framework   {} (attention {}, CP {}{})\n", t.framework.name,
-                     AttentionKernelName(t.framework.attention), CpModeName(t.framework.cp_mode),
-                     s.precision == DType::kFp8 ? ", FP8 " + t.framework.fp8_recipe : std::string());
+  out << LabelLine(
+      "model",
+      fmt::format(
+          "{} ({} layers, hidden {}{})", s.model.name, s.model.num_layers, s.model.hidden,
+          s.model.is_moe() ? fmt::format(", {} experts top-{}", s.model.moe.num_experts, s.model.moe.top_k) : ""),
+      width);
+  out << LabelLine("hardware",
+                   fmt::format("{} x {} ({}){}", t.gpus, s.gpu->id, s.gpu->display_name(),
+                               s.cluster != nullptr ? ", cluster " + s.cluster->id : std::string()),
+                   width);
+  out << LabelLine("setup",
+                   fmt::format("sequence {}, {} GEMMs, FLOPs convention {}, efficiency family '{}'", t.seq_len,
+                               DTypeName(s.precision), ConventionName(t.convention), t.efficiency.family),
+                   width);
+  out << LabelLine("framework",
+                   fmt::format("{} (attention {}, CP {}{})", t.framework.name,
+                               AttentionKernelName(t.framework.attention), CpModeName(t.framework.cp_mode),
+                               s.precision == DType::kFp8 ? ", FP8 " + t.framework.fp8_recipe : std::string()),
+                   width);
   if (t.efficiency.training_validation != "validated") {
-    out << fmt::format("validation  {}: family '{}' has no measured training runs; data/efficiency/validation.csv\n",
-                       t.efficiency.training_validation, t.efficiency.family);
+    out << LabelLine("validation",
+                     fmt::format("{}: family '{}' has no measured training runs; data/efficiency/validation.csv",
+                                 t.efficiency.training_validation, t.efficiency.family),
+                     width);
   }
 }
 
 void PrintSummary(std::ostream& out, const Prediction& p, int width) {
-  out << "config      " << ConfigText(p.config) << fmt::format(" ({} micro-batches per step)\n\n", p.micro_batches);
+  out << LabelLine("config", ConfigText(p.config) + fmt::format(" ({} micro-batches per step)", p.micro_batches), width)
+      << "\n";
   Table summary({"metric", "value", "note"});
   summary.AddRow({"step time", Fixed(p.step_s, 3) + " s", ""});
   summary.AddRow({"tokens/s", Fixed(p.tokens_per_s, 0), "whole job"});
@@ -94,21 +106,21 @@ void PrintMemory(std::ostream& out, const MemoryPerGpu& m, int width) {
                    : fmt::format("DOES NOT FIT: {} over\n", Bytes(m.total() - m.capacity)));
 }
 
-void PrintSearch(std::ostream& out, const PlanStudy& study, bool timing) {
+void PrintSearch(std::ostream& out, const PlanStudy& study, bool timing, int width) {
   const PlanResult& plan = study.plan;
-  out << fmt::format("search      {} configurations, {} fit in memory", plan.evaluated, plan.fitting);
+  std::string search = fmt::format("{} configurations, {} fit in memory", plan.evaluated, plan.fitting);
   if (timing) {
-    out << fmt::format(" ({:.3f} s, {:.3g} configurations/s)", study.search_seconds,
-                       static_cast<double>(plan.evaluated) / std::max(study.search_seconds, 1e-9));
+    search += fmt::format(" ({:.3f} s, {:.3g} configurations/s)", study.search_seconds,
+                          static_cast<double>(plan.evaluated) / std::max(study.search_seconds, 1e-9));
   }
-  out << "\n";
+  out << LabelLine("search", search, width);
   std::vector<std::string> rejected;
   for (size_t i = 1; i < plan.by_issue.size(); ++i) {
     if (plan.by_issue[i] > 0)
       rejected.push_back(fmt::format("{} {}", plan.by_issue[i], ConfigIssueName(static_cast<ConfigIssue>(i))));
   }
   if (!rejected.empty())
-    out << "rejected    " << base::Join(rejected, "; ") << "\n";
+    out << LabelLine("rejected", base::Join(rejected, "; "), width);
   out << "\n";
 }
 
@@ -197,10 +209,10 @@ std::string DifferenceSummary(const ConfigDifference& d) {
 
 std::string RenderPredictText(const ResolvedTraining& s, const PredictResult& r, const TextOptions& text_options) {
   std::ostringstream out;
-  PrintSetup(out, s);
-  for (const std::string& d : r.derived)
-    out << "derived     " << d << "\n";
   const int width = text_options.width;
+  PrintSetup(out, s, width);
+  for (const std::string& d : r.derived)
+    out << LabelLine("derived", d, width);
   PrintNotes(out, r.notes, width);
   PrintSummary(out, r.prediction, width);
   PrintBreakdown(out, r.prediction, width);
@@ -212,9 +224,9 @@ std::string RenderPredictText(const ResolvedTraining& s, const PredictResult& r,
 std::string RenderPlanText(const ResolvedTraining& s, const PlanStudy& study, bool timing,
                            const TextOptions& text_options) {
   std::ostringstream out;
-  PrintSetup(out, s);
+  PrintSetup(out, s, text_options.width);
   PrintNotes(out, study.notes, text_options.width);
-  PrintSearch(out, study, timing);
+  PrintSearch(out, study, timing, text_options.width);
   if (study.plan.top.empty()) {
     PrintNothingFits(out, s, study);
     return out.str();

@@ -38,6 +38,11 @@ std::vector<std::string> WrapText(const std::string& text, size_t width) {
   size_t at = 0;
   while (at < text.size()) {
     size_t end = text.find(' ', at);
+    // "parameter 'seq_len'" (how the library names a request field) stays on
+    // one line, so the CLI can still rewrite it into its flag (--seq-len).
+    while (end != std::string::npos && end >= at + 9 && text.compare(end - 9, 9, "parameter") == 0 &&
+           end + 1 < text.size() && text[end + 1] == '\'')
+      end = text.find(' ', end + 1);
     if (end == std::string::npos)
       end = text.size();
     std::string word = text.substr(at, end - at);
@@ -62,6 +67,13 @@ std::vector<std::string> WrapText(const std::string& text, size_t width) {
   if (!line.empty() || lines.empty())
     lines.push_back(line);
   return lines;
+}
+
+std::string WrapParagraph(const std::string& text, int width) {
+  std::string out;
+  for (const std::string& line : WrapText(text, width > 0 ? static_cast<size_t>(width) : 0))
+    out += line + "\n";
+  return out;
 }
 
 std::string LabelLine(const std::string& label, const std::string& text, int width) {

@@ -32,6 +32,9 @@ class Table {
 // longer than `width` is split); one line when `width` is 0.
 std::vector<std::string> WrapText(const std::string& text, size_t width);
 
+// `text` wrapped to `width` (0: no limit), each line ending in a newline.
+std::string WrapParagraph(const std::string& text, int width);
+
 // "label       text" with `text` wrapped to `width` (0: no limit), the
 // continuation lines indented under it; `label` is padded to 12 columns.
 std::string LabelLine(const std::string& label, const std::string& text, int width);
