@@ -40,6 +40,11 @@ StatusOr<DType> ParseDType(std::string_view text);
 // element ("int4", "nvfp4", "mxfp4" -> kFp4). One rule for `mfu memory` and
 // `mfu infer`.
 StatusOr<DType> ParseStorageDType(std::string_view text);
+// The name to echo for a storage dtype spelled `text`: the 4-bit storage
+// formats keep their own name ("int4", "nvfp4", "mxfp4"; all kFp4 for bytes),
+// every other spelling its DTypeName ("bfloat16" -> "bf16"). "" when `text`
+// does not parse.
+std::string StorageDTypeName(std::string_view text);
 // Bytes per element of `dtype` for memory estimates (fp6/fp4 fractional).
 double DTypeBytes(DType dtype);
 

@@ -31,6 +31,13 @@ struct TrainingStateDtypes {
   // The gradient buffer kept across micro-batches and reduced over the
   // data-parallel group (Megatron-Core: fp32, --accumulate-allreduce-grads-in-fp32).
   DType main_grads = DType::kFp32;
+  // How the request spelled the weight and gradient dtypes when it gave them
+  // (StorageDTypeName: "int4" stays "int4" though it is counted as kFp4);
+  // "" = DTypeName of the dtype.
+  std::string weights_name;
+  std::string main_grads_name;
+  std::string WeightsName() const { return weights_name.empty() ? DTypeName(weights) : weights_name; }
+  std::string MainGradsName() const { return main_grads_name.empty() ? DTypeName(main_grads) : main_grads_name; }
   // An fp32 copy of the weights for the optimizer step; never counted when
   // `weights` is fp32 already.
   bool fp32_master = true;

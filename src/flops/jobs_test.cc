@@ -76,6 +76,26 @@ TEST(EstimateMemory, KvCacheLayoutAndMessages) {
   EXPECT_EQ(EstimateMemory(r).status().message().rfind("parameter 'optimizer' adam-fp32", 0), 0u);
 }
 
+// int4 weights are half a byte per parameter like fp4 and are echoed as the
+// request spelled them, not as "fp4".
+TEST(EstimateMemory, FourBitStorageKeepsItsName) {
+  MemoryRequest r;
+  r.model = Llama8b();
+  r.seq_len = 4096;
+  r.weight_dtype = "INT4";
+  auto m = EstimateMemory(r);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->dtypes.weights, DType::kFp4);
+  EXPECT_EQ(m->dtypes.WeightsName(), "int4");
+  EXPECT_EQ(m->dtypes.MainGradsName(), "fp32");  // the state's default, not spelled
+  r.weight_dtype = "bfloat16";
+  m = EstimateMemory(r);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->dtypes.WeightsName(), "bf16");
+  EXPECT_EQ(StorageDTypeName("mxfp4"), "mxfp4");
+  EXPECT_EQ(StorageDTypeName("fp-nothing"), "");
+}
+
 // torchtitan benchmarks/llama3_h100_202412_torchtitan.md: 6,667 tokens/s
 // per GPU on 8 H100s is 39% MFU under the 6N + attention count (palm), the
 // SXM dense bf16 peak 989.4 TFLOP/s.

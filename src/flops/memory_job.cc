@@ -22,14 +22,15 @@ StatusOr<TrainingStateDtypes> ResolveState(const MemoryRequest& r) {
   if (!preset.ok())
     return InvalidArgumentError(Param("state") + ": " + preset.status().message());
   TrainingStateDtypes d = *preset;
-  for (auto [param, text, dtype] : {std::tuple{"weight_dtype", &r.weight_dtype, &d.weights},
-                                    std::tuple{"grad_dtype", &r.grad_dtype, &d.main_grads}}) {
+  for (auto [param, text, dtype, name] : {std::tuple{"weight_dtype", &r.weight_dtype, &d.weights, &d.weights_name},
+                                          std::tuple{"grad_dtype", &r.grad_dtype, &d.main_grads, &d.main_grads_name}}) {
     if (text->empty())
       continue;
     StatusOr<DType> parsed = ParseStorageDType(*text);
     if (!parsed.ok())
       return InvalidArgumentError(Param(param) + ": " + parsed.status().message());
     *dtype = *parsed;
+    *name = StorageDTypeName(*text);
   }
   if (r.optimizer == "adam-fp32" && d.weights != DType::kFp32) {
     return InvalidArgumentError(Param("optimizer") + " adam-fp32 means fp32 weights; add " + Param("weight_dtype") +

@@ -94,6 +94,14 @@ StatusOr<DType> ParseStorageDType(std::string_view text) {
   return ParseDType(t);
 }
 
+std::string StorageDTypeName(std::string_view text) {
+  const std::string t = base::ToLower(base::Trim(text));
+  if (t == "int4" || t == "nvfp4" || t == "mxfp4")
+    return t;
+  StatusOr<DType> parsed = ParseDType(t);
+  return parsed.ok() ? DTypeName(*parsed) : "";
+}
+
 StatusOr<DType> ParseDType(std::string_view text) {
   std::string t = base::ToLower(base::Trim(text));
   for (std::string_view prefix : {"torch.", "c10::"}) {

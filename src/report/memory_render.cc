@@ -29,8 +29,8 @@ std::string OptimizerNote(const TrainingStateDtypes& d) {
 std::string StateLine(const MemoryReport& e) {
   const TrainingStateDtypes& d = e.dtypes;
   // The default, when taken, is stated by the note "default_state".
-  return fmt::format("{}: weights {}, main grads {}, {} = {} B/param unsharded", e.state, DTypeName(d.weights),
-                     DTypeName(d.main_grads), OptimizerNote(d), base::FormatNumber(e.state_bytes_per_param));
+  return fmt::format("{}: weights {}, main grads {}, {} = {} B/param unsharded", e.state, d.WeightsName(),
+                     d.MainGradsName(), OptimizerNote(d), base::FormatNumber(e.state_bytes_per_param));
 }
 
 std::string LayoutLine(const ParallelLayout& l, const TrainingMemoryPerGpu& g) {
@@ -54,12 +54,12 @@ report::Table TrainingTable(const MemoryReport& e) {
   const int zero = e.layout.zero_stage;
   using report::Bytes;
   report::Table t({"memory", "per GPU", "unsharded", "note"});
-  std::string weights_note = DTypeName(d.weights) + ShardNote(zero, 3, g.sharding.dense_shard);
+  std::string weights_note = d.WeightsName() + ShardNote(zero, 3, g.sharding.dense_shard);
   if (zero >= 3)
     weights_note += fmt::format(" + 2 gathered layers in {}", DTypeName(d.compute));
   t.AddRow({"weights", Bytes(g.state.weights_bytes), Bytes(u.weights_bytes), weights_note});
   t.AddRow({"gradients", Bytes(g.state.gradients_bytes), Bytes(u.gradients_bytes),
-            DTypeName(d.main_grads) + ShardNote(zero, 2, g.sharding.dense_shard)});
+            d.MainGradsName() + ShardNote(zero, 2, g.sharding.dense_shard)});
   t.AddRow({"optimizer states", Bytes(g.state.optimizer_bytes), Bytes(u.optimizer_bytes),
             OptimizerNote(d) + ShardNote(zero, 1, g.sharding.dense_shard)});
   t.AddRow(
@@ -115,8 +115,8 @@ json TrainingJson(const MemoryReport& e) {
           {"seq_len", m.seq_len},
           {"state", e.state},
           {"optimizer", e.optimizer},
-          {"weight_dtype", DTypeName(e.dtypes.weights)},
-          {"grad_dtype", DTypeName(e.dtypes.main_grads)},
+          {"weight_dtype", e.dtypes.WeightsName()},
+          {"grad_dtype", e.dtypes.MainGradsName()},
           {"micro_batch", m.micro_batch},
           {"recompute", RecomputeName(m.recompute)},
           {"flash_attention", m.flash_attention},
