@@ -35,7 +35,9 @@ json TemporalJson(const TemporalBreakdown& t) {
           {"idle_pct", t.idle_pct()},
           {"compute_pct", t.compute_pct()},
           {"non_compute_pct", t.non_compute_pct()},
-          {"gpu_ops", t.num_gpu_ops}};
+          {"gpu_ops", t.num_gpu_ops},
+          {"inverted_ops", t.inverted_ops},
+          {"clamped_ns", t.clamped_ns}};
 }
 
 json KernelTypesJson(const KernelTypeBreakdown& k) {
@@ -114,6 +116,7 @@ json BreakdownJson(const WindowBreakdown& w) {
   j["idle_breakdown"] = IdleJson(w);
   j["top_kernels"] = TopKernelsJson(w);
   j["launches"] = LaunchesJson(w.launches);
+  j["unlinked_ops"] = w.unlinked_ops;
   return j;
 }
 

@@ -113,8 +113,16 @@ void PrintTemporal(std::ostream& out, const RankAnalysis& r, int width) {
   } else {
     out << head << "  " << facts << "\n";
   }
-  out << fmt::format("window      {} ({}): GPU span {} us over {} GPU ops\n", r.main.window.name,
-                     BreakdownVariantName(r.main.variant), UsText(tb.span_ns), tb.num_gpu_ops);
+  std::string window = fmt::format("{} ({}): GPU span {} us over {} GPU ops", r.main.window.name,
+                                   BreakdownVariantName(r.main.variant), UsText(tb.span_ns), tb.num_gpu_ops);
+  // What the accounting had to decide without the trace's help.
+  if (r.main.unlinked_ops > 0)
+    window += fmt::format("; {} with no launch link, placed by their own start time", r.main.unlinked_ops);
+  if (tb.inverted_ops > 0)
+    window += fmt::format("; {} shorter than the rounding (inverted intervals)", tb.inverted_ops);
+  if (tb.clamped_ns > 0)
+    window += fmt::format("; {} us moved from idle to keep non-compute >= 0", UsText(tb.clamped_ns));
+  out << report::LabelLine("window", window, width);
   report::Table temporal({"time", "us", "share"});
   temporal.AddRow({"compute", UsText(tb.compute_ns), Pct(tb.compute_pct())});
   temporal.AddRow({"non-compute", UsText(tb.non_compute_ns), Pct(tb.non_compute_pct())});

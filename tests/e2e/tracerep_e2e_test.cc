@@ -14,6 +14,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -229,6 +230,40 @@ TEST(TraceReport, VerboseItemisesDiagnosticsAndKernels) {
     }
     EXPECT_LE(lines[i].size(), 100u) << lines[i];
   }
+}
+
+}  // namespace
+
+namespace {
+
+// A step with one launched GEMM and one copy no runtime event launched (MTIA's
+// dma_request): the copy stays in the step by its start time, and the report
+// says so in text and JSON; no op is inverted, nothing clamped.
+TEST(TraceReport, UnlinkedOpsAreReported) {
+  const std::string path = ::testing::TempDir() + "/unlinked_ops.json";
+  std::ofstream(path) << R"({"traceEvents": [
+ {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1, "dur": 5,
+  "args": {"correlation": 5}},
+ {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 2, "dur": 100,
+  "args": {"device": 0, "stream": 7, "correlation": 5}},
+ {"ph": "X", "cat": "gpu_memcpy", "name": "dma_request", "pid": 0, "tid": 8, "ts": 500, "dur": 40,
+  "args": {"device": 0, "stream": 8}}]})";
+  Result j = RunMfu({"trace", path, "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  const nlohmann::json& rank = doc["ranks"][0];
+  EXPECT_EQ(rank["window"], "ProfilerStep#1");
+  EXPECT_EQ(rank["unlinked_ops"], 1);
+  EXPECT_EQ(rank["temporal"]["gpu_ops"], 2);  // the copy kept in the step
+  EXPECT_EQ(rank["temporal"]["inverted_ops"], 0);
+  EXPECT_EQ(rank["temporal"]["clamped_ns"], 0);
+  // GPU span 2 us .. 540 us = 538 us.
+  EXPECT_EQ(rank["temporal"]["span_ns"], 538'000);
+  Result t = RunMfu({"trace", path, "-v", "--wide"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("over 2 GPU ops; 1 with no launch link, placed by their own start time"), std::string::npos)
+      << t.out;
 }
 
 }  // namespace
