@@ -76,6 +76,23 @@ TEST(EstimateMemory, KvCacheLayoutAndMessages) {
   EXPECT_EQ(EstimateMemory(r).status().message().rfind("parameter 'optimizer' adam-fp32", 0), 0u);
 }
 
+// Llama 3.1's max_position_embeddings is 131072 (its config.json): a longer
+// sequence or KV context is a data error, as in flops, calc and infer.
+TEST(EstimateMemory, BeyondTheModelsMaximumIsOutOfRange) {
+  MemoryRequest r;
+  r.model = Llama8b();
+  ASSERT_EQ(r.model.max_position_embeddings, 131072);
+  r.seq_len = 131072;
+  EXPECT_TRUE(EstimateMemory(r).ok());
+  r.seq_len = 131073;
+  auto m = EstimateMemory(r);
+  EXPECT_EQ(m.status().code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(m.status().message(), "parameter 'seq_len' 131073 exceeds the model's max_position_embeddings (131072)");
+  r.seq_len = 4096;
+  r.context = 200000;
+  EXPECT_EQ(EstimateMemory(r).status().code(), StatusCode::kOutOfRange);
+}
+
 // int4 weights are half a byte per parameter like fp4 and are echoed as the
 // request spelled them, not as "fp4".
 TEST(EstimateMemory, FourBitStorageKeepsItsName) {

@@ -133,6 +133,15 @@ StatusOr<MemoryReport> EstimateMemory(const MemoryRequest& r) {
   }
   if (r.seq_len && (*r.seq_len < 1 || *r.seq_len > (int64_t{1} << 24)))
     return InvalidArgumentError(Param("seq_len") + " must be in [1, 2^24], got " + std::to_string(*r.seq_len));
+  // Beyond the model's maximum is a data error (kOutOfRange, exit 1), as in
+  // flops, calc and infer: the value is valid, this model cannot take it.
+  const int64_t max_tokens = r.model.arch == ArchKind::kDecoder ? r.model.max_position_embeddings : 0;
+  for (auto [name, value] : {std::pair{"seq_len", r.seq_len.value_or(0)}, std::pair{"context", r.context}}) {
+    if (max_tokens > 0 && value > max_tokens) {
+      return OutOfRangeError(Param(name) + " " + std::to_string(value) + " exceeds the model's " +
+                             "max_position_embeddings (" + std::to_string(max_tokens) + ")");
+    }
+  }
   MemoryReport e;
   e.model = r.model;
   e.state = r.state;

@@ -257,6 +257,92 @@ TEST(CliExitCodes, Documented) {
   EXPECT_EQ(RunMfu({"flops", "--bogus"}).exit_code, 2);
 }
 
+// Every example docs/cli.md's exit-code table gives, run: the phrase must be
+// in the table and the command must exit with the row's code.
+TEST(CliExitCodes, EveryDocumentedExample) {
+  std::ifstream in(SourcePath("docs/cli.md"));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string docs = buffer.str();
+  const size_t at = docs.find("## Exit codes and errors");
+  ASSERT_NE(at, std::string::npos);
+  const std::string table = docs.substr(at, docs.find("\n## ", at + 1) - at);
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/not_a_trace.json") << R"({"a": 1})";
+  std::ofstream(dir + "/error_trace.json")
+      << R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": "abc", "dur": 5},
+  {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {"stream": 7, "device": 0}}]})";
+  std::ofstream(dir + "/bad_rule.csv") << "class,match,pattern,source\ngemm,regex,([unclosed,x\n";
+  const std::string trace = SourcePath("tests/data/traces/triton.json.gz");
+  struct Example {
+    const char* phrase;  // as docs/cli.md says it
+    std::vector<std::string> args;
+    int code;
+  };
+  const std::vector<std::string> calc = {"calc", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8"};
+  const std::vector<Example> examples = {
+      {"a config file that is malformed", {"flops", "--model", SourcePath("tests/data/bad_configs/malformed.json")}, 1},
+      {"misses a key", {"flops", "--model", SourcePath("tests/data/bad_configs/missing_key.json")}, 1},
+      {"has a wrong type", {"flops", "--model", SourcePath("tests/data/bad_configs/wrong_type.json")}, 1},
+      {"unsupported `model_type`", {"flops", "--model", SourcePath("tests/data/bad_configs/unknown_type.json")}, 1},
+      {"a file that cannot be read", {"flops", "--model", dir + "/no_such_config.json"}, 1},
+      {"a `--hardware-file` with a bad row",
+       {"hw", "list", "--hardware-file", SourcePath("tests/data/bad_hardware.csv")},
+       1},
+      {"a trace that is not a Kineto/Chrome trace", {"trace", dir + "/not_a_trace.json"}, 1},
+      {"`mfu trace --strict` on a trace with error diagnostics", {"trace", dir + "/error_trace.json", "--strict"}, 1},
+      {"`plan` when no configuration fits",
+       {"plan", "--model", "llama-3.1-405b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8192", "--global-batch",
+        "64"},
+       1},
+      {"`predict` when the configuration does not fit",
+       {"predict", "--model", "llama-3.1-405b", "--gpu", "h100", "--gpus", "8", "--seq-len", "8192", "--global-batch",
+        "64"},
+       1},
+      {"longer than the model's `max_position_embeddings` (flops, memory, calc, infer alike)",
+       {"flops", "--model", "llama-3.1-8b", "--seq-len", "200000"},
+       1},
+      {"(flops, memory, calc, infer alike)", {"memory", "--model", "llama-3.1-8b", "--seq-len", "200000"}, 1},
+      {"(flops, memory, calc, infer alike)", With(calc, {"--seq-len", "200000", "--tokens-per-sec", "1000"}), 1},
+      {"(flops, memory, calc, infer alike)",
+       {"infer", "--model", "llama-3.1-8b", "--gpu", "h100", "--input-len", "200000", "--output-len", "10"},
+       1},
+      {"a measured throughput implying more than 100% of the dense peak (calc, infer)",
+       With(calc, {"--seq-len", "4096", "--tokens-per-sec", "1e12"}), 1},
+      {"(calc, infer)",
+       {"infer", "--model", "llama-3.1-8b", "--gpu", "h100", "--input-len", "1000", "--output-len", "10",
+        "--measured-tokens-per-sec", "1e12"},
+       1},
+      {"unknown command or flag", {"flopz"}, 2},
+      {"unknown command or flag", {"flops", "--bogus"}, 2},
+      {"stray argument", {"flops", "--model", "llama-3.1-8b", "extra"}, 2},
+      {"a missing required flag", {"predict", "--model", "llama-3.1-8b"}, 2},
+      {"a value outside its range", {"flops", "--model", "llama-3.1-8b", "--seq-len", "0"}, 2},
+      {"unknown or ambiguous preset or GPU name", {"flops", "--model", "llama"}, 2},
+      {"unknown or ambiguous preset or GPU name",
+       {"calc", "--model", "llama-3.1-8b", "--gpu", "h1000", "--gpus", "8", "--seq-len", "4096", "--tokens-per-sec",
+        "1000"},
+       2},
+      {"contradictory flags", With(calc, {"--seq-len", "4096", "--tokens-per-sec", "1000", "--step-time", "1"}), 2},
+      {"a GPU without a peak for `--precision`",
+       {"calc", "--model", "llama-3.1-8b", "--gpu", "v100", "--gpus", "8", "--seq-len", "4096", "--tokens-per-sec",
+        "1000", "--precision", "fp8"},
+       2},
+      {"an invalid rule in `mfu trace --kernel-classes`",
+       {"trace", trace, "--kernel-classes", dir + "/bad_rule.csv"},
+       2},
+      {"`mfu` without a command", {}, 2},
+  };
+  for (const Example& e : examples) {
+    EXPECT_NE(table.find(e.phrase), std::string::npos) << "not in docs/cli.md's exit-code table: " << e.phrase;
+    Result r = RunMfu(e.args);
+    EXPECT_EQ(r.exit_code, e.code) << e.phrase << ": " << r.err;
+    if (!e.args.empty()) {
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << e.phrase << ": " << r.err;
+    }
+  }
+}
+
 size_t Widest(const std::string& text) {
   size_t widest = 0;
   std::istringstream in(text);
