@@ -739,6 +739,8 @@ StatusOr<std::vector<RankTrace>> ParseTraceSet(const std::string& path, const Tr
   std::vector<std::string> files;
   if (std::filesystem::is_directory(path, ec)) {
     std::filesystem::directory_iterator it(path, ec);
+    if (ec == std::errc::permission_denied)  // opening it, as listing it below
+      return NotFoundError(path + ": permission denied");
     if (ec)
       return NotFoundError(path + ": cannot read directory (" + ec.message() + ")");
     for (const auto& entry : it) {

@@ -5,6 +5,7 @@
 // changed by `env` ("COLUMNS=80"), and a time limit after which the run is
 // killed (SIGALRM survives execv) and reported as exit 128 + SIGALRM.
 
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -27,8 +28,10 @@ struct Result {
   double seconds = 0;  // wall time of the run
 };
 
+// `run_as_uid` >= 0 (a root test only): the binary runs as that user, so a
+// permission test means something when the suite runs as root.
 inline Result RunMfu(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
-                     unsigned timeout_s = 30) {
+                     unsigned timeout_s = 30, int run_as_uid = -1) {
   int out_pipe[2], err_pipe[2];
   if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0)
     return {};
@@ -49,6 +52,9 @@ inline Result RunMfu(const std::vector<std::string>& args, const std::vector<std
     for (auto& a : copy)
       argv.push_back(a.data());
     argv.push_back(nullptr);
+    if (run_as_uid >= 0 && (setgroups(0, nullptr) != 0 || setgid(static_cast<gid_t>(run_as_uid)) != 0 ||
+                            setuid(static_cast<uid_t>(run_as_uid)) != 0))
+      _exit(126);
     alarm(timeout_s);
     execv(binary.c_str(), argv.data());
     _exit(127);
