@@ -26,6 +26,11 @@ namespace {
 
 constexpr int kMaxDepth = 512;
 
+// Bytes that end a number or literal token: , ] } and JSON whitespace.
+constexpr bool IsTokenEnd(char c) {
+  return c == ',' || c == ']' || c == '}' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
 // One `metric`+`values` object of data.result.
 struct Series {
   uint32_t device = 0;
@@ -127,7 +132,7 @@ class Json {
       return SkipString();
     if (c != '{' && c != '[') {
       const char* start = p_;
-      while (p_ < end_ && !std::strchr(",]} \t\r\n", *p_))
+      while (p_ < end_ && !IsTokenEnd(*p_))
         ++p_;
       return p_ > start;
     }
@@ -157,7 +162,7 @@ class Json {
   std::string_view Token() {
     SkipWs();
     const char* start = p_;
-    while (p_ < end_ && !std::strchr(",]} \t\r\n", *p_))
+    while (p_ < end_ && !IsTokenEnd(*p_))
       ++p_;
     return std::string_view(start, static_cast<size_t>(p_ - start));
   }
@@ -249,6 +254,17 @@ class Json {
   const char* end_;
 };
 
+// Text from the input quoted in an error: at most 40 bytes, control bytes
+// as '?', so the message stays one line.
+std::string Quote(std::string_view s) {
+  std::string out(s.substr(0, 40));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20)
+      c = '?';
+  }
+  return s.size() > 40 ? out + "..." : out;
+}
+
 // Seconds as Prometheus writes them ("1700000000", "1700000000.5") to ms;
 // other spellings (exponent, more digits) through a double, rounded.
 bool ParseTimestampMs(std::string_view s, int64_t* ms) {
@@ -301,12 +317,12 @@ class QueryRangeReader {
         if (key == "status" || key == "errorType" || key == "error") {
           std::string& out = key == "status" ? status : key == "error" ? error : error_type;
           if (!j.String(out))
-            return Error(key, "expected a string");
+            return Error(Quote(key), "expected a string");
         } else if (key == "data" && j.Peek('{')) {
           have_data = true;
           MFU_RETURN_IF_ERROR(Data(j));
         } else if (!j.SkipValue()) {
-          return Error(key, "malformed value");
+          return Error(Quote(key), "malformed value");
         }
       } while (j.Consume(','));
       if (!j.Consume('}'))
@@ -316,16 +332,16 @@ class QueryRangeReader {
       return Error("", "unexpected bytes after the JSON object");
     if (status == "error") {
       return ParseError(std::string(origin_) + ": status: prometheus answered error" +
-                        (error_type.empty() ? "" : " (" + error_type + ")") + ": " + error);
+                        (error_type.empty() ? "" : " (" + Quote(error_type) + ")") + ": " + Quote(error));
     }
     if (status != "success")
-      return Error("status", status.empty() ? "missing" : "expected \"success\", got \"" + status + "\"");
+      return Error("status", status.empty() ? "missing" : "expected \"success\", got \"" + Quote(status) + "\"");
     if (!have_data)
       return Error("data", "missing");
     if (result_type_ != "matrix" && result_type_ != "vector") {
-      return Error("data.resultType", result_type_.empty()
-                                          ? "missing"
-                                          : "'" + result_type_ + "' is not a series answer (want matrix or vector)");
+      return Error("data.resultType", result_type_.empty() ? "missing"
+                                                           : "'" + Quote(result_type_) +
+                                                                 "' is not a series answer (want matrix or vector)");
     }
     return Status::Ok();
   }
@@ -370,7 +386,7 @@ class QueryRangeReader {
       } else if (key == "result" && j.Peek('[')) {
         MFU_RETURN_IF_ERROR(Result(j));
       } else if (!j.SkipValue()) {
-        return Error("data." + key, "malformed value");
+        return Error("data." + Quote(key), "malformed value");
       }
     } while (j.Consume(','));
     if (!j.Consume('}'))
@@ -436,7 +452,7 @@ class QueryRangeReader {
           s.values_end = j.pos();
           have_values = true;
         } else if (!j.SkipValue()) {
-          return Error(Path(index, "." + key), "malformed value");
+          return Error(Path(index, "." + Quote(key)), "malformed value");
         }
       } while (j.Consume(','));
       if (!j.Consume('}'))
@@ -517,11 +533,11 @@ class QueryRangeReader {
       return Error(ElementPath(c), "expected a [time, \"value\"] pair");
     std::string_view ts = j.Token();
     if (!ParseTimestampMs(ts, &t))
-      return Error(ElementPath(c), "time '" + std::string(ts.substr(0, 40)) + "' is not a number of seconds");
+      return Error(ElementPath(c), "time '" + Quote(ts) + "' is not a number of seconds");
     if (!j.Consume(',') || !j.RawString(&value) || !j.Consume(']'))
       return Error(ElementPath(c), "expected a [time, \"value\"] pair");
     if (!ParseSampleValue(value, &c.v))
-      return Error(ElementPath(c), "value \"" + std::string(value.substr(0, 40)) + "\" is not a number");
+      return Error(ElementPath(c), "value \"" + Quote(value) + "\" is not a number");
     if (c.element > 0 && t <= c.t)
       return Error(ElementPath(c), "times do not increase");
     c.t = t;
