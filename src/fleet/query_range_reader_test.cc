@@ -99,6 +99,24 @@ TEST(QueryRangeReader, MisalignedSeriesMergeByTime) {
   EXPECT_DOUBLE_EQ(c.points[0][2].Get(F::kGpuUtil), 0.6);
 }
 
+TEST(QueryRangeReader, PrettyPrintedAndOtherSpellings) {
+  // Whitespace everywhere, a negative time, an exponent time, more than 3
+  // decimals (rounded to ms), a value with a leading '+'.
+  const std::string text =
+      "{ \"status\" : \"success\" , \"data\" : { \"resultType\" : \"matrix\" ,\n"
+      "  \"result\" : [ { \"metric\" : { \"__name__\" : \"DCGM_FI_DEV_SM_CLOCK\" } ,\n"
+      "    \"values\" : [ [ -1 , \"1\" ] ,\n [ 1.5e1 , \"+2\" ] , [15.0006,\"3\"] ] } ] } }\n";
+  TelemetryCapture c = Read(text);
+  ASSERT_EQ(c.points.size(), 1u);
+  ASSERT_EQ(c.points[0].size(), 3u);
+  EXPECT_EQ(c.points[0][0].time_ms, -1000);
+  EXPECT_DOUBLE_EQ(c.points[0][0].Get(F::kSmClockMhz), 1);
+  EXPECT_EQ(c.points[0][1].time_ms, 15000);
+  EXPECT_DOUBLE_EQ(c.points[0][1].Get(F::kSmClockMhz), 2);
+  EXPECT_EQ(c.points[0][2].time_ms, 15001);
+  EXPECT_DOUBLE_EQ(c.points[0][2].Get(F::kSmClockMhz), 3);
+}
+
 TEST(QueryRangeReader, VectorAnswer) {
   const std::string text = Wrap(
       R"({"metric":{"__name__":"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE","UUID":"g","pod":"p"},"value":[1700000000.25,"0.75"]})",
