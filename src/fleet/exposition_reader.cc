@@ -230,7 +230,6 @@ struct DevicePoints {
   std::vector<TelemetryPoint> points;
   std::vector<uint64_t> filled;  // per point: fields already set
 };
-static_assert(kNumTelemetryFields <= 64);
 
 class ExpositionReader {
  public:
@@ -298,19 +297,7 @@ class ExpositionReader {
       dp.filled.push_back(0);
       p = dp.points.size();
     }
-    if (IsTelemetrySentinel(s.value)) {
-      stats_.Sentinel(s.name);
-      return Status::Ok();
-    }
-    const size_t f = static_cast<size_t>(*last_field_);
-    const uint64_t bit = uint64_t{1} << f;
-    if (dp.filled[p - 1] & bit) {
-      ++stats_.stats.duplicate_samples;
-      return Status::Ok();
-    }
-    dp.filled[p - 1] |= bit;
-    dp.points[p - 1].value[f] = s.value * last_scale_;
-    stats_.Seen(*last_field_);
+    stats_.Store(s.name, *last_field_, s.value, last_scale_, dp.points[p - 1], dp.filled[p - 1]);
     return Status::Ok();
   }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "fleet/telemetry_test_util.h"
 #include "mfu/telemetry.h"
 #include "testing/telemetry_gen.h"
 
@@ -13,16 +14,12 @@ namespace {
 
 using F = TelemetryField;
 
-TelemetryCapture Read(std::string_view text) {
-  StatusOr<TelemetryCapture> c = ReadTelemetryCapture(text, "m.prom");
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  return c.ok() ? std::move(*c) : TelemetryCapture{};
+TelemetryCapture Read(std::string_view text, const TelemetryReadOptions& options = {}) {
+  return testing::ReadOk(text, "m.prom", options);
 }
 
 std::string ErrorOf(std::string_view text, const TelemetryReadOptions& options = {}) {
-  StatusOr<TelemetryCapture> c = ReadTelemetryCapture(text, "m.prom", options);
-  EXPECT_FALSE(c.ok());
-  return c.ok() ? "" : c.status().message();
+  return testing::ReadError(text, "m.prom", options);
 }
 
 TEST(ExpositionReader, UntypedSamplesOneDevicePercentScaled) {

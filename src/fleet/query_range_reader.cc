@@ -639,19 +639,7 @@ class QueryRangeReader {
 
   void Apply(const Cursor& c, TelemetryPoint& p, uint64_t& filled) {
     ++stats_.stats.samples;
-    if (IsTelemetrySentinel(c.v)) {
-      stats_.Sentinel(names_[c.s->name]);
-      return;
-    }
-    const size_t f = static_cast<size_t>(c.s->field);
-    const uint64_t bit = uint64_t{1} << f;
-    if (filled & bit) {
-      ++stats_.stats.duplicate_samples;
-      return;
-    }
-    filled |= bit;
-    p.value[f] = c.v * c.s->scale;
-    stats_.Seen(c.s->field);
+    stats_.Store(names_[c.s->name], c.s->field, c.v, c.s->scale, p, filled);
   }
 
   std::string_view text_;

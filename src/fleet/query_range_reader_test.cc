@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "fleet/telemetry_test_util.h"
 #include "mfu/telemetry.h"
 #include "testing/telemetry_gen.h"
 
@@ -15,15 +16,11 @@ namespace {
 using F = TelemetryField;
 
 TelemetryCapture Read(std::string_view text, const TelemetryReadOptions& options = {}) {
-  StatusOr<TelemetryCapture> c = ReadTelemetryCapture(text, "q.json", options);
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  return c.ok() ? std::move(*c) : TelemetryCapture{};
+  return testing::ReadOk(text, "q.json", options);
 }
 
 std::string ErrorOf(std::string_view text, const TelemetryReadOptions& options = {}) {
-  StatusOr<TelemetryCapture> c = ReadTelemetryCapture(text, "q.json", options);
-  EXPECT_FALSE(c.ok());
-  return c.ok() ? "" : c.status().message();
+  return testing::ReadError(text, "q.json", options);
 }
 
 std::string Wrap(const std::string& result, const std::string& type = "matrix") {
