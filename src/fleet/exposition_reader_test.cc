@@ -248,3 +248,35 @@ TEST(ExpositionReader, GeneratedEightGpusSixtyFields) {
 
 }  // namespace
 }  // namespace mfu
+
+namespace mfu {
+namespace {
+
+// The fixture generator is deterministic and its labels follow the seed and
+// the job split it was asked for.
+TEST(TelemetryGen, DeterministicSeededAndHpcJobs) {
+  testing::ExpositionGenOptions a;
+  a.gpus = testing::MakeTelemetryGpus(4, 2, 2, testing::TelemetryGenJobLabels::kHpcJob, 7);
+  a.help_and_type = false;
+  a.num_fields = 3;
+  a.hostname_label = "hostname";
+  a.timestamp_ms = 1700000000000;
+  testing::ExpositionGenOptions b = a;
+  EXPECT_EQ(testing::GenerateExposition(a), testing::GenerateExposition(b));
+  b.gpus = testing::MakeTelemetryGpus(4, 2, 2, testing::TelemetryGenJobLabels::kHpcJob, 8);
+  EXPECT_NE(a.gpus[0].uuid, b.gpus[0].uuid);
+  TelemetryCapture c = Read(testing::GenerateExposition(a));
+  ASSERT_EQ(c.devices.size(), 4u);
+  EXPECT_EQ(c.stats.lines, 4 * 3);
+  EXPECT_EQ(c.devices[0].hpc_job, "1000");
+  EXPECT_EQ(c.devices[3].hpc_job, "1001");
+  EXPECT_EQ(c.devices[3].hostname, "node-1");  // the "hostname" spelling after dcgm-exporter #655
+  EXPECT_EQ(c.devices[3].gpu, "1");
+  EXPECT_EQ(c.devices[3].pod, "");
+  EXPECT_EQ(c.points[0][0].time_ms, 1700000000000);
+  EXPECT_TRUE(c.devices[0].uuid.starts_with("GPU-"));
+  EXPECT_EQ(c.devices[0].uuid.size(), 40u);  // GPU- + 8-4-4-4-12 hex, as NVIDIA's
+}
+
+}  // namespace
+}  // namespace mfu
