@@ -174,9 +174,11 @@ void Throttle(std::span<const TelemetryPoint> points, const EstimateInputs& inpu
 void Precision(const EstimateInputs& inputs, GpuEstimate& gpu) {
   if (inputs.accelerator == nullptr) {
     Add(gpu, "unknown_accelerator",
-        fmt::format("modelName '{}' is not in the accelerator database: no MFU estimated (add a row with "
-                    "--hardware-file)",
-                    gpu.device.model_name));
+        gpu.device.model_name.empty()
+            ? std::string("no modelName / card_model label names the GPU: no MFU estimated")
+            : fmt::format("modelName '{}' is not in the accelerator database: no MFU estimated (add a row with "
+                          "--hardware-file)",
+                          gpu.device.model_name));
     return;
   }
   if (inputs.accelerator->peak_flops(inputs.precision) > 0)

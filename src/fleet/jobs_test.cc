@@ -93,7 +93,8 @@ TEST_F(JobsTest, SpreadAndStragglers) {
   EXPECT_NEAR(job.mfu_min, 0.25, 1e-12);
   EXPECT_NEAR(job.mfu_median, 0.6, 1e-12);
   EXPECT_NEAR(job.mfu_max, 0.6, 1e-12);
-  EXPECT_EQ(job.stragglers, (std::vector<std::string>{"GPU-3"}));
+  ASSERT_EQ(job.stragglers.size(), 1u);
+  EXPECT_EQ(job.stragglers[0], H100("GPU-3", "node-b", "1").Key());
   EXPECT_FALSE(job.reported_mfu.has_value());
   // Nodes: two GPUs each, 2 x 500 W; node-b's MFU (0.6 + 0.25) / 2 = 0.425.
   ASSERT_EQ(r->nodes.size(), 2u);
