@@ -209,16 +209,19 @@ void AddGpuFindings(std::span<const TelemetryPoint> points, const EstimateInputs
 }
 
 uint64_t SeriesFingerprint(std::span<const TelemetryPoint> points) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  // One multiply-xorshift round per word over the time and the fields the
+  // estimate reads: time-slicing copies every value, so these suffice.
+  uint64_t h = 0x9e3779b97f4a7c15ull;
   auto mix = [&h](uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (v >> (8 * i)) & 0xff;
-      h *= 1099511628211ull;
-    }
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
   };
   for (const TelemetryPoint& p : points) {
     mix(static_cast<uint64_t>(p.time_ms));
-    for (double v : p.value) {
+    for (TelemetryField f : {TelemetryField::kTensorActive, TelemetryField::kGpuUtil, TelemetryField::kSmClockMhz,
+                             TelemetryField::kDramActive, TelemetryField::kPowerWatts}) {
+      const double v = p.Get(f);
       uint64_t bits = 0;
       if (!std::isnan(v))
         std::memcpy(&bits, &v, sizeof bits);
