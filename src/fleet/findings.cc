@@ -133,8 +133,7 @@ double ViolationShare(std::span<const TelemetryPoint> points, TelemetryField f) 
   return (b->Get(f) - a->Get(f)) / 1e6 / (static_cast<double>(b->time_ms - a->time_ms) / 1000.0);
 }
 
-void Throttle(std::span<const TelemetryPoint> points, const EstimateInputs& inputs, GpuEstimate& gpu) {
-  const std::vector<double> seconds = PointDurations(points, inputs.snapshot_interval_s);
+void Throttle(std::span<const TelemetryPoint> points, std::span<const double> seconds, GpuEstimate& gpu) {
   double busy = 0, throttled = 0;
   uint64_t bits = 0;
   for (size_t i = 0; i < points.size(); ++i) {
@@ -195,7 +194,8 @@ void Precision(const EstimateInputs& inputs, GpuEstimate& gpu) {
 
 }  // namespace
 
-void AddGpuFindings(std::span<const TelemetryPoint> points, const EstimateInputs& inputs, GpuEstimate& gpu) {
+void AddGpuFindings(std::span<const TelemetryPoint> points, std::span<const double> seconds,
+                    const EstimateInputs& inputs, GpuEstimate& gpu) {
   Precision(inputs, gpu);
   MissingFields(points, gpu);
   Profiling(points, gpu);
@@ -205,7 +205,7 @@ void AddGpuFindings(std::span<const TelemetryPoint> points, const EstimateInputs
                     "here; the estimate uses tensor activity",
                     gpu.device.mig_profile));
   Xid(points, gpu);
-  Throttle(points, inputs, gpu);
+  Throttle(points, seconds, gpu);
 }
 
 uint64_t SeriesFingerprint(std::span<const TelemetryPoint> points) {

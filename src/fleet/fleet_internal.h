@@ -53,7 +53,9 @@ bool IsThrottleBit(uint64_t bit);
 // fields, profiling stuck at zero, low tensor activity while busy, MIG
 // without GPU_UTIL, XIDs, throttling, unknown accelerator, unsupported
 // precision.
-void AddGpuFindings(std::span<const TelemetryPoint> points, const EstimateInputs& inputs, GpuEstimate& gpu);
+// `seconds`: PointDurations of `points`.
+void AddGpuFindings(std::span<const TelemetryPoint> points, std::span<const double> seconds,
+                    const EstimateInputs& inputs, GpuEstimate& gpu);
 
 // A hash of a device's values over time, equal for two pods to which
 // time-slicing copies one GPU's series.
