@@ -142,11 +142,7 @@ void Throttle(std::span<const TelemetryPoint> points, std::span<const double> se
     busy += seconds[i];
     const double v = points[i].Get(TelemetryField::kClocksEventReasons);
     const uint64_t held = std::isnan(v) ? 0 : static_cast<uint64_t>(v);
-    uint64_t limiting = 0;
-    for (unsigned b = 0; b < 64; ++b) {
-      if ((held >> b & 1) != 0 && IsThrottleBit(uint64_t{1} << b))
-        limiting |= uint64_t{1} << b;
-    }
+    const uint64_t limiting = held & kThrottleMask;
     if (limiting != 0)
       throttled += seconds[i];
     bits |= limiting;
