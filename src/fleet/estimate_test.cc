@@ -130,6 +130,15 @@ TEST_F(EstimateTest, ThrottledInterval) {
   EXPECT_NEAR(g.gpu_hours_by_band[static_cast<size_t>(MfuBand::k30To60)], 30.0 / 3600, 1e-12);
 }
 
+// DCGM_FI_DEV_POWER_VIOLATION counts microseconds of power capping: it grows
+// by 15e6 us over 30 s, so the clocks were held 15 / 30 = 50% of the time.
+TEST_F(EstimateTest, PowerViolationCounterRate) {
+  FleetReport r = Analyze({{H100("GPU-p"),
+                            {Point(1'000'000, {{F::kTensorActive, 0.5}, {F::kPowerViolationUs, 1e9}}),
+                             Point(1'030'000, {{F::kTensorActive, 0.5}, {F::kPowerViolationUs, 1e9 + 15e6}})}}});
+  EXPECT_EQ(Finding(r.gpus[0], "throttled"), "power violation counter: clocks limited 50% of the time");
+}
+
 // An idle interval (0x1 gpu_idle, activity 0) is no throttling.
 TEST_F(EstimateTest, IdleIsNotThrottled) {
   FleetReport r =
