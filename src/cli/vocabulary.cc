@@ -171,6 +171,10 @@ const std::vector<FlagSpec> kVocabulary = {
     {"no width limit on text tables", "--wide", "", "", ANY_JSON, K::kSwitch},
     // fleet analyze (telemetry reading and estimation).
     // fleet serve, rules, dashboard (the exporter).
+    {"upstream exporter URL or file", "--upstream", "", "", "fleet", K::kText},
+    {"address to serve /metrics on (HOST:PORT)", "--listen", "", "", "fleet", K::kText},
+    {"upstream connect and read time-out (s)", "--upstream-timeout", "", "", "fleet", K::kPositive, 0, 3600},
+    {"serve the last good snapshot this long (s)", "--max-age", "", "", "fleet", K::kNumber, 0, kMaxSeconds},
 };
 
 #undef MODEL_CMDS
