@@ -22,6 +22,7 @@ ALLOWED = {
     "flops": {"base", "model", "hwdb"},
     "trace": {"base", "model", "hwdb", "flops"},
     "plan": {"base", "model", "hwdb", "flops"},
+    "fleet": {"base", "model", "hwdb", "flops"},
     "catalog": {"base", "model", "hwdb", "flops", "trace", "plan"},
     "report": {"base", "model", "hwdb", "flops", "trace", "plan", "catalog"},
     # The front end: the public API (mfu/..., always allowed), report's table

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mfu/file_system.h"
 #include "mfu/hwdb.h"
 #include "mfu/note.h"
 #include "mfu/status.h"
@@ -46,7 +47,10 @@ std::vector<std::string> DecodeClocksEventReasons(uint64_t bits);
 // staleness limit), "sentinel" (blank values dropped), "missing_field"
 // (e.g. no PIPE_TENSOR_ACTIVE: enable DCGM_FI_PROF_* in the counters CSV),
 // "no_gpu_util_on_mig", "throttled", "xid", "unknown_accelerator",
-// "straggler".
+// "straggler"; also "low_tensor_while_busy" (GPU_UTIL high, tensor pipes
+// nearly idle: "GPU_UTIL 91% but tensor pipes 0.6% busy"),
+// "unsupported_precision" (the device has no dense peak at the precision)
+// and "ambiguous_job" (a GPU another job's pod also claims).
 struct FleetFinding {
   std::string code;
   std::string message;
@@ -71,10 +75,15 @@ struct GpuEstimate {
   double sm_clock_mhz = 0;
   double boost_clock_mhz = 0;  // from the hardware database
   double power_watts = 0;
-  double estimated_flops = 0;  // FLOP/s (hardware, estimated); NaN when unknown
-  double estimated_mfu = 0;    // fraction of the dense peak at the precision
-  double estimated_mbu = 0;    // fraction of the memory bandwidth (DRAM_ACTIVE)
-  double peak_flops = 0;       // the denominator: dense peak at the precision
+  double estimated_flops = 0;      // FLOP/s (hardware, estimated); NaN when unknown
+  double estimated_mfu = 0;        // fraction of the dense peak at the precision
+  double estimated_mbu = 0;        // fraction of the memory bandwidth (DRAM_ACTIVE)
+  double peak_flops = 0;           // the denominator: dense peak at the precision
+  DType precision = DType::kBf16;  // the analysis precision or its job's
+  // The fraction of a physical GPU this series stands for: a MIG instance's
+  // compute slices (3g.40gb -> 3/7), 1/n for n time-sliced pods reporting one
+  // GPU's identical values. GPU-hours and fleet sums are weighted by it.
+  double gpu_share = 1;
   std::array<double, kNumMfuBands> gpu_hours_by_band{};
   std::vector<std::string> throttle_reasons;  // union over the covered time
   std::vector<FleetFinding> findings;
@@ -89,7 +98,11 @@ struct FleetJobReport {
   double step_time_s = 0;     // with global_batch x seq_len tokens per step
   int64_t global_batch = 0;
   int64_t seq_len = 0;
-  std::string precision;  // "" -> the analysis precision
+  std::string precision;   // "" -> the analysis precision
+  std::string convention;  // FLOPs convention of reported_mfu; "" -> megatron
+  // Selects the job's GPUs when labels do not name it: a prefix of
+  // "namespace/pod", or an hpc_job value ("" -> `id` is matched as the job id).
+  std::string match;
 };
 
 struct JobEstimate {
@@ -139,9 +152,13 @@ struct FleetOptions {
   int64_t now_ms = 0;                       // 0: the newest sample in the input
   double straggler_fraction = 0.8;          // below this x the job median tensor activity
   std::vector<FleetJobReport> job_reports;  // --jobs
-  // dcgm-exporter --hpc-job-mapping-dir: file name = job id, lines = GPU
-  // indices (or UUIDs) on this host.
+  // dcgm-exporter --hpc-job-mapping-dir (internal/pkg/transformation/hpc.go):
+  // one file per GPU named by its index on the host ("0", "1", ...; other
+  // names are skipped), each line a job id. Read through `file_system`.
   std::string hpc_job_mapping_dir;
+  // Reads the mapping directory and --jobs model config paths; nullptr: no
+  // files (model presets only, no mapping directory).
+  const FileSystem* file_system = nullptr;
 };
 
 // Streams a telemetry input into a FleetReport: a TelemetryVisitor that keeps

@@ -122,6 +122,10 @@ struct TelemetryReadStats {
   int64_t samples = 0;    // values read, sentinels included
   int64_t sentinels = 0;  // dropped as "no value"
   int64_t unknown_metric_samples = 0;
+  // Values for a field a device's point already had (a repeated series, the
+  // same GPU scraped under two jobs, or two exporter names of one field):
+  // the first is kept.
+  int64_t duplicate_samples = 0;
   int64_t devices = 0;
   int64_t series = 0;
   std::vector<std::string> fields_seen;       // TelemetryFieldId of every field with data

@@ -6,6 +6,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/csv.h"
@@ -51,9 +52,10 @@ class BuiltinDbTest : public ::testing::Test {
 };
 
 // 42 devices of ../shared/reference/accelerators.csv plus the 500 W H100
-// part of torchtitan's runs (a power-capped row of the H100 SXM5).
-TEST_F(BuiltinDbTest, LoadsAll43RowsWithCompleteMetadata) {
-  ASSERT_EQ(db_.all().size(), 43u);
+// part of torchtitan's runs (a power-capped row of the H100 SXM5) and the two
+// GPUs of the fleet telemetry captures (Tesla T4, RTX 4000 Ada).
+TEST_F(BuiltinDbTest, LoadsAll45RowsWithCompleteMetadata) {
+  ASSERT_EQ(db_.all().size(), 45u);
   std::set<std::string> ids;
   for (const Accelerator& a : db_.all()) {
     SCOPED_TRACE(a.id);
@@ -314,7 +316,7 @@ TEST_F(BuiltinDbTest, OverrideChangesOnlyTheGivenColumns) {
   EXPECT_DOUBLE_EQ(h100.memory_gb, 80);
   EXPECT_EQ(h100.notes, "capped at 500 W");
   EXPECT_EQ(Get("my-h100").id, "h100-sxm5-80gb");
-  EXPECT_EQ(db_.all().size(), 43u);
+  EXPECT_EQ(db_.all().size(), 45u);
 }
 
 TEST_F(BuiltinDbTest, OverrideAddsANewEntry) {
@@ -323,7 +325,7 @@ TEST_F(BuiltinDbTest, OverrideAddsANewEntry) {
       "h100-96gb,NVIDIA,H100,SXM5 96GB,989.4,96,NVIDIA H100 96GB HBM3\n",
       "my.csv");
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(db_.all().size(), 44u);
+  EXPECT_EQ(db_.all().size(), 46u);
   EXPECT_DOUBLE_EQ(Get("NVIDIA H100 96GB HBM3").memory_gb, 96);
   EXPECT_EQ(Get("h100").id, "h100-sxm5-80gb");
 }
@@ -341,7 +343,7 @@ TEST_F(BuiltinDbTest, OverrideCannotStealAName) {
   Status s = db_.AddCsv("id,accelerator,aliases\nmine,X1,h100\n", "my.csv");
   EXPECT_EQ(s.code(), StatusCode::kParse);
   EXPECT_EQ(s.message(), "my.csv:2: 'h100' names both 'h100-sxm5-80gb' and 'mine'");
-  EXPECT_EQ(db_.all().size(), 43u);
+  EXPECT_EQ(db_.all().size(), 45u);
 }
 
 TEST(HardwareDbTest, LoadOverrideFileReportsAMissingFile) {
@@ -488,6 +490,39 @@ TEST(DTypeTest, Bytes) {
   EXPECT_DOUBLE_EQ(DTypeBytes(DType::kFp8), 1);
   EXPECT_DOUBLE_EQ(DTypeBytes(DType::kFp4), 0.5);
   EXPECT_DOUBLE_EQ(DTypeBytes(DType::kFp32), 4);
+}
+
+// dcgm-exporter's modelName and AMD's card_model strings, as the captures in
+// tests/data/telemetry spell them (and dcgm-exporter's docs for H100/A100),
+// find their rows: `mfu fleet analyze` takes the device from this string and
+// never guesses. Figures from the datasheets cited in the rows' source:
+// T4 65 TFLOPS FP16 on 40 SMs at 1,590 MHz (40 x 1,590e6 x 1,024 = 65.1e12);
+// RTX 4000 Ada 327.6 TFLOPS FP8 sparse -> 81.9 BF16 dense, 48 SMs, 2,175 MHz.
+TEST_F(BuiltinDbTest, TelemetryModelNamesFindTheirRows) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"Tesla T4", "t4-pcie-16gb"},
+      {"NVIDIA RTX 4000 Ada Generation", "rtx-4000-ada-20gb"},
+      {"NVIDIA L40S", "l40s-pcie-48gb"},
+      {"NVIDIA H100 80GB HBM3", "h100-sxm5-80gb"},
+      {"NVIDIA A100-SXM4-80GB", "a100-sxm4-80gb"},
+      {"NVIDIA A100-SXM4-40GB", "a100-sxm4-40gb"},
+      {"AMD Instinct MI300X", "mi300x-oam-192gb"},
+  };
+  for (const auto& [model_name, id] : cases) {
+    SCOPED_TRACE(model_name);
+    StatusOr<const Accelerator*> a = db_.Find(model_name);
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    EXPECT_EQ((*a)->id, id);
+  }
+  const Accelerator* t4 = *db_.Find("Tesla T4");
+  EXPECT_EQ(t4->sm_count, 40);
+  EXPECT_DOUBLE_EQ(t4->boost_clock_mhz, 1590);
+  EXPECT_DOUBLE_EQ(t4->peak_flops(DType::kFp16), 65e12);
+  EXPECT_DOUBLE_EQ(t4->peak_flops(DType::kBf16), 0);  // Turing: no BF16 tensor path
+  const Accelerator* ada = *db_.Find("NVIDIA RTX 4000 Ada Generation");
+  EXPECT_EQ(ada->sm_count, 48);
+  EXPECT_DOUBLE_EQ(ada->boost_clock_mhz, 2175);
+  EXPECT_DOUBLE_EQ(ada->peak_flops(DType::kBf16), 327.6e12 / 4);
 }
 
 }  // namespace

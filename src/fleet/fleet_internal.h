@@ -1,0 +1,104 @@
+#pragma once
+
+// The pieces of the fleet analysis (mfu/fleet.h), one file each: the
+// per-GPU estimate (estimate.cc), throttle reasons (throttle.cc), health
+// findings (findings.cc), job and node grouping with fleet totals (jobs.cc),
+// the --jobs file, the mapping directory and the reported MFU
+// (jobs_file.cc). FleetAnalyzer (analyzer.cc) strings them together.
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mfu/fleet.h"
+
+namespace mfu::fleet {
+
+// Below this tensor activity (and GPU_UTIL) an interval counts as idle.
+inline constexpr double kIdleActivity = 0.01;
+
+// What EstimateGpu needs beyond the series: the device from the database
+// (nullptr when modelName is unknown) and the precision of its job.
+struct EstimateInputs {
+  const Accelerator* accelerator = nullptr;
+  DType precision = DType::kBf16;
+  double snapshot_interval_s = 30;
+};
+
+// The time-weighted figures of one device over its points (time order):
+// each point stands for the time to the next one; the last for the median
+// step (a single point: `snapshot_interval_s`). Fills every GpuEstimate
+// field but job_id, throttle findings beyond the decode, and the
+// cross-device findings; adds the per-GPU findings of findings.cc.
+GpuEstimate EstimateGpu(const TelemetryDevice& device, std::span<const TelemetryPoint> points,
+                        const EstimateInputs& inputs);
+
+// The seconds each point stands for (see EstimateGpu).
+std::vector<double> PointDurations(std::span<const TelemetryPoint> points, double snapshot_interval_s);
+
+// The fraction of a GPU a MIG profile's compute slices stand for ("3g.40gb"
+// -> 3/7; A30's profiles out of 4); 1 for no profile or one that does not
+// parse.
+double MigShare(std::string_view mig_profile, const Accelerator* accelerator);
+
+// True for a clock-event bit that means the clocks are held below what the
+// work asks for: not gpu_idle (0x1), applications_clocks_setting (0x2) or
+// display_clock_setting (0x100).
+bool IsThrottleBit(uint64_t bit);
+
+// The per-GPU findings of one device's series (findings.cc): missing
+// fields, profiling stuck at zero, low tensor activity while busy, MIG
+// without GPU_UTIL, XIDs, throttling, unknown accelerator, unsupported
+// precision.
+void AddGpuFindings(std::span<const TelemetryPoint> points, const EstimateInputs& inputs, GpuEstimate& gpu);
+
+// A hash of a device's values over time, equal for two pods to which
+// time-slicing copies one GPU's series.
+uint64_t SeriesFingerprint(std::span<const TelemetryPoint> points);
+
+// Stale samples against `now_ms` and identical series on pods of one GPU
+// (`fingerprints` parallel to `gpus`): findings, and gpu_share 1/n.
+void AddFleetFindings(int64_t now_ms, double stale_after_s, const std::vector<uint64_t>& fingerprints,
+                      std::vector<GpuEstimate>& gpus);
+
+// The job a device belongs to, with where the id came from ("kubernetes",
+// "slurm", "mapping_file", "jobs_file"); empty when nothing names one.
+struct JobAssignment {
+  std::string id;
+  std::string source;
+};
+// `mapping`: GPU index -> job ids (the mapping directory).
+JobAssignment AssignJob(const TelemetryDevice& device, const std::vector<FleetJobReport>& reports,
+                        const std::map<std::string, std::vector<std::string>>& mapping);
+
+// A pod's job: the pod name without its ordinal, hash and role suffixes
+// ("llama-train-worker-3" -> "llama-train", "bert-7d9f8c6b5-x2x7q" ->
+// "bert"), prefixed with the namespace ("team-a/llama-train").
+std::string PodJobId(std::string_view k8s_namespace, std::string_view pod);
+
+// Jobs (sorted by id) with their spread and stragglers; adds "straggler"
+// findings to the GPUs.
+std::vector<JobEstimate> GroupJobs(std::vector<GpuEstimate>& gpus, const std::vector<std::string>& sources,
+                                   double straggler_fraction);
+// Nodes by hostname (sorted) and the fleet totals, weighted by gpu_share.
+std::vector<NodeEstimate> GroupNodes(const std::vector<GpuEstimate>& gpus);
+FleetTotals ComputeTotals(const std::vector<GpuEstimate>& gpus);
+
+// dcgm-exporter's --hpc-job-mapping-dir: GPU index -> job ids. Errors name
+// the directory or file.
+StatusOr<std::map<std::string, std::vector<std::string>>> ReadHpcJobMapping(const FileSystem& fs,
+                                                                            const std::string& dir);
+
+// The model-FLOPs MFU a job's reported throughput gives on its GPUs:
+// tokens/s x training FLOPs per token (the convention, at seq_len) /
+// (GPUs x dense peak at the job's precision). Errors name the --jobs entry.
+StatusOr<double> ReportedMfu(const FleetJobReport& report, const JobEstimate& job, const std::vector<GpuEstimate>& gpus,
+                             const FileSystem& fs);
+
+// The time-weighted median of `values` (weights > 0); NaN when empty.
+double Median(std::vector<double> values);
+
+}  // namespace mfu::fleet
