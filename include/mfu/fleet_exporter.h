@@ -130,9 +130,6 @@ struct FleetMetricsView {
   int64_t timestamp_ms = 0;
   FleetUpstreamStatus upstream;
   std::string version;  // mfu_build_info{version=...}
-  // The --jobs entries: a job's own precision labels its GPUs (else the
-  // report's precision).
-  std::span<const FleetJobReport> job_reports;
 };
 
 // Prometheus exposition text 0.0.4 (# HELP, # TYPE, samples) of `view`.

@@ -99,6 +99,7 @@ class FleetServeCommand final : public Command {
     options.version = kVersion;
     options.analysis.hardware = &hardware;
     options.analysis.hpc_job_mapping_dir = mapping_dir_;
+    options.analysis.file_system = &fs;
     if (!precision_.empty()) {
       MFU_ASSIGN_OR_RETURN(DType dtype, ParseDType(precision_));
       options.analysis.precision = dtype;
@@ -161,8 +162,7 @@ class PrintCommand final : public Command {
 }  // namespace
 
 std::unique_ptr<Command> MakeFleetServeCommand() {
-  return std::make_unique<PrintCommand>("serve", "Prometheus exporter of estimated MFU per GPU (not built yet)",
-                                        [] { return std::string(); });
+  return std::make_unique<FleetServeCommand>();
 }
 
 std::unique_ptr<Command> MakeFleetRulesCommand() {

@@ -3,6 +3,8 @@
 // refresh at most every `cache_s`), analyzes the snapshot and renders it.
 
 #include <httplib.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,6 +28,10 @@ constexpr double kMaxBandCreditS = 300;
 // A snapshot's size cap (dcgm-exporter's /metrics is tens of kB per GPU).
 constexpr uint64_t kMaxUpstreamBytes = uint64_t{64} << 20;
 constexpr size_t kServerThreads = 16;
+// Connections waiting to be accepted. Debian's cpp-httplib is a compiled
+// library listening with a backlog of 5, which under 100 concurrent scrapers
+// drops SYNs (1 s retransmits); Linux lets listen() raise it on the socket.
+constexpr int kListenBacklog = 1024;
 
 double SecondsSince(SteadyClock::time_point start) {
   return std::chrono::duration<double>(SteadyClock::now() - start).count();
@@ -104,6 +110,7 @@ struct FleetExporter::Impl {
   bool last_ok = false;
   std::map<std::string, std::array<double, kNumMfuBands>> band_seconds;  // by device key
   std::string logged_state;
+  int listen_fd = -1;  // the listening socket, seen by the socket options hook
 
   StatusOr<std::string> Fetch() const {
     if (IsHttpUrl(options.upstream))
@@ -211,7 +218,6 @@ struct FleetExporter::Impl {
     FleetMetricsView view;
     view.upstream = status;
     view.version = options.version;
-    view.job_reports = options.analysis.job_reports;
     const bool fresh = status.up;
     const bool within_max_age = last_good != nullptr && options.max_age_s > 0 &&
                                 std::chrono::duration<double>(now - last_good_steady).count() <= options.max_age_s;
@@ -260,6 +266,16 @@ FleetExporter::FleetExporter(FleetExporterOptions options) : impl_(std::make_uni
   Impl* impl = impl_.get();
   httplib::Server& server = impl_->server;
   server.new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
+  // SO_REUSEADDR only: cpp-httplib's default adds SO_REUSEPORT, with which a
+  // second exporter on a taken port would silently share it. TCP_NODELAY:
+  // headers and body are two writes, and Nagle's algorithm against the
+  // client's delayed ACK costs 40 ms per keep-alive request.
+  server.set_socket_options([impl](socket_t sock) {
+    impl->listen_fd = sock;
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
+  });
   server.set_keep_alive_max_count(100);
   server.set_read_timeout(5, 0);
   server.Get("/metrics", [impl](const httplib::Request&, httplib::Response& res) {
@@ -290,6 +306,8 @@ StatusOr<int> FleetExporter::Bind(const std::string& host, int port) {
   const int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
   if (bound < 0)
     return NotFoundError(host + ":" + std::to_string(port) + ": cannot listen (address in use or not local)");
+  if (impl_->listen_fd >= 0)
+    ::listen(impl_->listen_fd, kListenBacklog);
   return bound;
 }
 

@@ -43,20 +43,10 @@ std::string FormatValue(double v) {
   return fmt::format("{}", v);
 }
 
-std::string Precision(const FleetMetricsView& view, const GpuEstimate& gpu) {
-  for (const FleetJobReport& job : view.job_reports) {
-    if (job.id != gpu.job_id || job.precision.empty())
-      continue;
-    if (StatusOr<DType> dtype = ParseDType(job.precision); dtype.ok())
-      return DTypeName(*dtype);
-  }
-  return DTypeName(view.report->precision);
-}
-
 // The label set of one GPU (without braces), empty labels left out.
-std::string GpuLabels(const FleetMetricsView& view, const GpuEstimate& gpu) {
+std::string GpuLabels(const GpuEstimate& gpu) {
   const TelemetryDevice& d = gpu.device;
-  const std::string precision = Precision(view, gpu);
+  const std::string precision = DTypeName(gpu.precision);
   const std::string_view values[] = {d.uuid,     d.hostname,      d.gpu,         d.model_name, gpu.accelerator,
                                      precision,  d.k8s_namespace, d.pod,         d.container,  d.hpc_job,
                                      gpu.job_id, d.mig_profile,   d.mig_instance};
@@ -181,7 +171,7 @@ std::string RenderFleetMetrics(const FleetMetricsView& view) {
   std::vector<std::string> labels;
   if (view.report != nullptr)
     for (const GpuEstimate& gpu : view.report->gpus)
-      labels.push_back(GpuLabels(view, gpu));
+      labels.push_back(GpuLabels(gpu));
   for (const FleetMetricSpec& spec : FleetMetrics()) {
     if (spec.scope == FleetMetricScope::kExporter) {
       RenderExporterFamily(out, spec, view);
