@@ -49,8 +49,9 @@ std::vector<std::string> DecodeClocksEventReasons(uint64_t bits);
 // "no_gpu_util_on_mig", "throttled", "xid", "unknown_accelerator",
 // "straggler"; also "low_tensor_while_busy" (GPU_UTIL high, tensor pipes
 // nearly idle: "GPU_UTIL 91% but tensor pipes 0.6% busy"),
-// "unsupported_precision" (the device has no dense peak at the precision)
-// and "ambiguous_job" (a GPU another job's pod also claims).
+// and "unsupported_precision" (the device has no dense peak at the
+// precision). Sentinels are counted by the reader, so "sentinel" is a
+// report Note, not a per-GPU finding.
 struct FleetFinding {
   std::string code;
   std::string message;

@@ -6,8 +6,6 @@
 
 #include <CLI/CLI.hpp>
 #include <charconv>
-#include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <ostream>
@@ -18,6 +16,7 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/model_flags.h"
+#include "cli/output_files.h"
 #include "mfu/catalog.h"
 #include "mfu/file_system.h"
 #include "mfu/report_trace.h"
@@ -150,7 +149,7 @@ class TraceCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(JobAnalysis job, std::move(analyzed));
     MFU_RETURN_IF_ERROR(CheckDetailRanks(job, options));
     if (!o_.csv_dir.empty())
-      MFU_RETURN_IF_ERROR(WriteFiles(o_.csv_dir, RenderTraceJobCsv(job)));
+      MFU_RETURN_IF_ERROR(WriteOutputFiles(o_.csv_dir, RenderTraceJobCsv(job)));
     ctx.out << (o_.json ? RenderTraceJobJson(job, options) : RenderTraceJobText(job, options, o_.verbose, ctx.text));
     if (o_.strict) {
       Status errors = CheckTraceErrors(job);
@@ -200,20 +199,6 @@ class TraceCommand final : public Command {
       if (ec != std::errc() || end != item.data() + item.size() || rank < 0)
         return InvalidArgumentError("--ranks: '" + item + "' is not a rank (all, or a list such as 0,3)");
       options.detail_ranks.push_back(rank);
-    }
-    return Status::Ok();
-  }
-
-  // Writes (file name, content) pairs into `dir` (created).
-  static Status WriteFiles(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec)
-      return NotFoundError(dir + ": cannot create directory (" + ec.message() + ")");
-    for (const auto& [name, content] : files) {
-      std::ofstream f(std::filesystem::path(dir) / name);
-      if (!(f << content))
-        return NotFoundError(dir + "/" + name + ": cannot write");
     }
     return Status::Ok();
   }

@@ -170,6 +170,15 @@ const std::vector<FlagSpec> kVocabulary = {
     {"JSON output", "--json", "", "", ANY_JSON, K::kSwitch},
     {"no width limit on text tables", "--wide", "", "", ANY_JSON, K::kSwitch},
     // fleet analyze (telemetry reading and estimation).
+    {"telemetry file or URL (exposition or query_range)", "INPUT", "", "", "fleet", K::kText},
+    {"precision of the jobs' GEMMs (the dense peak)", "--precision", "", "", "fleet", K::kText},
+    {"jobs' own throughput (JSON)", "--jobs", "", "", "fleet", K::kText},
+    {"dcgm-exporter's job mapping directory", "--hpc-job-mapping-dir", "", "", "fleet", K::kText},
+    {"accelerator table file", "--hardware-file", "", "", "fleet", K::kText},
+    {"Unix time (s) of the staleness check", "--now", "", "", "fleet", K::kNumber, 0, 1e11},
+    {"seconds one snapshot stands for", "--interval", "", "", "fleet", K::kPositive, 0, 86400},
+    {"seconds after which a sample is stale", "--stale-after", "", "", "fleet", K::kPositive, 0, kMaxSeconds},
+    {"CSV output directory", "--csv", "", "", "fleet", K::kText},
     // fleet serve, rules, dashboard (the exporter).
     {"upstream exporter URL or file", "--upstream", "", "", "fleet", K::kText},
     {"address to serve /metrics on (HOST:PORT)", "--listen", "", "", "fleet", K::kText},

@@ -162,7 +162,7 @@ GpuEstimate EstimateGpu(const TelemetryDevice& device, std::span<const Telemetry
   gpu.estimated_mfu = can_estimate ? gpu.estimated_flops / gpu.peak_flops : kNaN;
   gpu.estimated_mbu = gpu.dram_active;
   gpu.throttle_reasons = DecodeClocksEventReasons(reason_bits);
-  AddGpuFindings(points, inputs, gpu);
+  AddGpuFindings(points, seconds, inputs, gpu);
   return gpu;
 }
 

@@ -133,8 +133,7 @@ double ViolationShare(std::span<const TelemetryPoint> points, TelemetryField f) 
   return (b->Get(f) - a->Get(f)) / 1e6 / (static_cast<double>(b->time_ms - a->time_ms) / 1000.0);
 }
 
-void Throttle(std::span<const TelemetryPoint> points, const EstimateInputs& inputs, GpuEstimate& gpu) {
-  const std::vector<double> seconds = PointDurations(points, inputs.snapshot_interval_s);
+void Throttle(std::span<const TelemetryPoint> points, std::span<const double> seconds, GpuEstimate& gpu) {
   double busy = 0, throttled = 0;
   uint64_t bits = 0;
   for (size_t i = 0; i < points.size(); ++i) {
@@ -143,11 +142,7 @@ void Throttle(std::span<const TelemetryPoint> points, const EstimateInputs& inpu
     busy += seconds[i];
     const double v = points[i].Get(TelemetryField::kClocksEventReasons);
     const uint64_t held = std::isnan(v) ? 0 : static_cast<uint64_t>(v);
-    uint64_t limiting = 0;
-    for (unsigned b = 0; b < 64; ++b) {
-      if ((held >> b & 1) != 0 && IsThrottleBit(uint64_t{1} << b))
-        limiting |= uint64_t{1} << b;
-    }
+    const uint64_t limiting = held & kThrottleMask;
     if (limiting != 0)
       throttled += seconds[i];
     bits |= limiting;
@@ -174,9 +169,11 @@ void Throttle(std::span<const TelemetryPoint> points, const EstimateInputs& inpu
 void Precision(const EstimateInputs& inputs, GpuEstimate& gpu) {
   if (inputs.accelerator == nullptr) {
     Add(gpu, "unknown_accelerator",
-        fmt::format("modelName '{}' is not in the accelerator database: no MFU estimated (add a row with "
-                    "--hardware-file)",
-                    gpu.device.model_name));
+        gpu.device.model_name.empty()
+            ? std::string("no modelName / card_model label names the GPU: no MFU estimated")
+            : fmt::format("modelName '{}' is not in the accelerator database: no MFU estimated (add a row with "
+                          "--hardware-file)",
+                          gpu.device.model_name));
     return;
   }
   if (inputs.accelerator->peak_flops(inputs.precision) > 0)
@@ -193,7 +190,8 @@ void Precision(const EstimateInputs& inputs, GpuEstimate& gpu) {
 
 }  // namespace
 
-void AddGpuFindings(std::span<const TelemetryPoint> points, const EstimateInputs& inputs, GpuEstimate& gpu) {
+void AddGpuFindings(std::span<const TelemetryPoint> points, std::span<const double> seconds,
+                    const EstimateInputs& inputs, GpuEstimate& gpu) {
   Precision(inputs, gpu);
   MissingFields(points, gpu);
   Profiling(points, gpu);
@@ -203,20 +201,23 @@ void AddGpuFindings(std::span<const TelemetryPoint> points, const EstimateInputs
                     "here; the estimate uses tensor activity",
                     gpu.device.mig_profile));
   Xid(points, gpu);
-  Throttle(points, inputs, gpu);
+  Throttle(points, seconds, gpu);
 }
 
 uint64_t SeriesFingerprint(std::span<const TelemetryPoint> points) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  // One multiply-xorshift round per word over the time and the fields the
+  // estimate reads: time-slicing copies every value, so these suffice.
+  uint64_t h = 0x9e3779b97f4a7c15ull;
   auto mix = [&h](uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (v >> (8 * i)) & 0xff;
-      h *= 1099511628211ull;
-    }
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
   };
   for (const TelemetryPoint& p : points) {
     mix(static_cast<uint64_t>(p.time_ms));
-    for (double v : p.value) {
+    for (TelemetryField f : {TelemetryField::kTensorActive, TelemetryField::kGpuUtil, TelemetryField::kSmClockMhz,
+                             TelemetryField::kDramActive, TelemetryField::kPowerWatts}) {
+      const double v = p.Get(f);
       uint64_t bits = 0;
       if (!std::isnan(v))
         std::memcpy(&bits, &v, sizeof bits);

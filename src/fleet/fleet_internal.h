@@ -44,16 +44,18 @@ std::vector<double> PointDurations(std::span<const TelemetryPoint> points, doubl
 // parse.
 double MigShare(std::string_view mig_profile, const Accelerator* accelerator);
 
-// True for a clock-event bit that means the clocks are held below what the
-// work asks for: not gpu_idle (0x1), applications_clocks_setting (0x2) or
+// The clock-event bits that mean the clocks are held below what the work
+// asks for: all but gpu_idle (0x1), applications_clocks_setting (0x2) and
 // display_clock_setting (0x100).
-bool IsThrottleBit(uint64_t bit);
+inline constexpr uint64_t kThrottleMask = ~uint64_t{0x1 | 0x2 | 0x100};
 
 // The per-GPU findings of one device's series (findings.cc): missing
 // fields, profiling stuck at zero, low tensor activity while busy, MIG
 // without GPU_UTIL, XIDs, throttling, unknown accelerator, unsupported
 // precision.
-void AddGpuFindings(std::span<const TelemetryPoint> points, const EstimateInputs& inputs, GpuEstimate& gpu);
+// `seconds`: PointDurations of `points`.
+void AddGpuFindings(std::span<const TelemetryPoint> points, std::span<const double> seconds,
+                    const EstimateInputs& inputs, GpuEstimate& gpu);
 
 // A hash of a device's values over time, equal for two pods to which
 // time-slicing copies one GPU's series.

@@ -51,7 +51,7 @@ bool IsGeneratedSuffix(std::string_view segment) {
   return IsLowerAlnum(segment) && HasDigit(segment) && (n == 5 || (n >= 8 && n <= 10));
 }
 
-// Σ value x seconds x share / Σ seconds x share over the finite values.
+// sum(value x seconds x share) / sum(seconds x share) over the finite values.
 struct Weighted {
   double sum = 0, weight = 0;
   void Add(double value, const GpuEstimate& g) {

@@ -75,6 +75,19 @@ class JobsTest : public ::testing::Test {
     }
     return out;
   }
+  // Options with one --jobs entry for `id`: llama-3-8b at 1,000 tokens/s
+  // over 2,048-token sequences.
+  static FleetOptions WithJob(const std::string& id, const std::string& precision = "") {
+    FleetJobReport job;
+    job.id = id;
+    job.model = "llama-3-8b";
+    job.tokens_per_sec = 1000;
+    job.seq_len = 2048;
+    job.precision = precision;
+    FleetOptions options;
+    options.job_reports = {job};
+    return options;
+  }
   HardwareDb db_;
 };
 
@@ -93,7 +106,8 @@ TEST_F(JobsTest, SpreadAndStragglers) {
   EXPECT_NEAR(job.mfu_min, 0.25, 1e-12);
   EXPECT_NEAR(job.mfu_median, 0.6, 1e-12);
   EXPECT_NEAR(job.mfu_max, 0.6, 1e-12);
-  EXPECT_EQ(job.stragglers, (std::vector<std::string>{"GPU-3"}));
+  ASSERT_EQ(job.stragglers.size(), 1u);
+  EXPECT_EQ(job.stragglers[0], H100("GPU-3", "node-b", "1").Key());
   EXPECT_FALSE(job.reported_mfu.has_value());
   // Nodes: two GPUs each, 2 x 500 W; node-b's MFU (0.6 + 0.25) / 2 = 0.425.
   ASSERT_EQ(r->nodes.size(), 2u);
@@ -113,14 +127,12 @@ TEST_F(JobsTest, SpreadAndStragglers) {
 // hand: step 2.0 s, global batch 64 x seq 4,096 -> 131,072 tokens/s over 4
 // H100s at bf16 (4 x 989.4e12 FLOP/s).
 TEST_F(JobsTest, ReportedMfuBesideTheEstimate) {
-  FleetOptions options;
-  FleetJobReport job;
-  job.id = "77";
-  job.model = "llama-3-8b";
+  FleetOptions options = WithJob("77");
+  FleetJobReport& job = options.job_reports[0];
+  job.tokens_per_sec = 0;
   job.step_time_s = 2.0;
   job.global_batch = 64;
   job.seq_len = 4096;
-  options.job_reports = {job};
   StatusOr<FleetReport> r = Run(FourGpus(), options);
   ASSERT_TRUE(r.ok()) << r.status().message();
   StatusOr<ModelSpec> spec = LoadModel(InMemoryFileSystem(), "llama-3-8b");
@@ -134,14 +146,7 @@ TEST_F(JobsTest, ReportedMfuBesideTheEstimate) {
 }
 
 TEST_F(JobsTest, UnmatchedJobsEntryIsNoted) {
-  FleetOptions options;
-  FleetJobReport job;
-  job.id = "nope";
-  job.model = "llama-3-8b";
-  job.tokens_per_sec = 1000;
-  job.seq_len = 2048;
-  options.job_reports = {job};
-  StatusOr<FleetReport> r = Run(FourGpus(), options);
+  StatusOr<FleetReport> r = Run(FourGpus(), WithJob("nope"));
   ASSERT_TRUE(r.ok());
   bool noted = false;
   for (const Note& n : r->notes)
@@ -152,15 +157,7 @@ TEST_F(JobsTest, UnmatchedJobsEntryIsNoted) {
 // A job's precision from the --jobs file sets its GPUs' denominator: fp8
 // 1,978.9e12 for job 77.
 TEST_F(JobsTest, PerJobPrecision) {
-  FleetOptions options;
-  FleetJobReport job;
-  job.id = "77";
-  job.model = "llama-3-8b";
-  job.tokens_per_sec = 1000;
-  job.seq_len = 2048;
-  job.precision = "fp8";
-  options.job_reports = {job};
-  StatusOr<FleetReport> r = Run(FourGpus(), options);
+  StatusOr<FleetReport> r = Run(FourGpus(), WithJob("77", "fp8"));
   ASSERT_TRUE(r.ok());
   EXPECT_DOUBLE_EQ(r->gpus[0].peak_flops, 1978.9e12);
   EXPECT_EQ(r->gpus[0].precision, DType::kFp8);

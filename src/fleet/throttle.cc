@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "fleet/fleet_internal.h"
 #include "mfu/fleet.h"
 
 namespace mfu {
@@ -66,11 +65,4 @@ const char* MfuBandId(MfuBand band) {
   return "above_60";
 }
 
-namespace fleet {
-
-bool IsThrottleBit(uint64_t bit) {
-  return bit != 0x1 && bit != 0x2 && bit != 0x100;
-}
-
-}  // namespace fleet
 }  // namespace mfu

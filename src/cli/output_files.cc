@@ -1,0 +1,22 @@
+#include "cli/output_files.h"
+
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+namespace mfu::cli {
+
+Status WriteOutputFiles(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return NotFoundError(dir + ": cannot create directory (" + ec.message() + ")");
+  for (const auto& [name, content] : files) {
+    std::ofstream f(std::filesystem::path(dir) / name);
+    if (!(f << content))
+      return NotFoundError(dir + "/" + name + ": cannot write");
+  }
+  return Status::Ok();
+}
+
+}  // namespace mfu::cli

@@ -1,0 +1,18 @@
+#pragma once
+
+// Writing a renderer's (file name, content) tables into a directory: the
+// --csv DIR of `mfu trace` and `mfu fleet analyze`.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mfu/status.h"
+
+namespace mfu::cli {
+
+// Writes each (file name, content) into `dir`, created when missing.
+// kNotFound naming the directory or file when it cannot.
+Status WriteOutputFiles(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);
+
+}  // namespace mfu::cli

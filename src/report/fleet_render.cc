@@ -1,0 +1,296 @@
+// Text, JSON and CSV of `mfu fleet analyze` (report_fleet.h).
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/strings.h"
+#include "mfu/report_fleet.h"
+#include "report/json_common.h"
+#include "report/table.h"
+
+namespace mfu {
+namespace {
+
+using nlohmann::json;
+using report::Table;
+
+// A finite figure, or JSON null.
+json Num(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+std::string Pct(double fraction) {
+  return std::isfinite(fraction) ? report::Percent(fraction) : "-";
+}
+std::string Fix(double v, int decimals) {
+  return std::isfinite(v) ? report::Fixed(v, decimals) : "-";
+}
+std::string CsvNum(double v) {
+  return std::isfinite(v) ? fmt::format("{:.6g}", v) : "";
+}
+std::string CsvText(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos)
+    return s;
+  std::string out = "\"";
+  for (char c : s)
+    out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// "node-a gpu 3", "node-a gpu 3 mig 2", with the pod when there is one.
+std::string GpuLabel(const TelemetryDevice& d) {
+  std::string label = d.hostname.empty() && d.gpu.empty() ? d.uuid
+                                                          : (d.hostname.empty() ? std::string("?") : d.hostname) +
+                                                                " gpu " + (d.gpu.empty() ? "?" : d.gpu);
+  if (!d.mig_instance.empty())
+    label += " mig " + d.mig_instance;
+  if (!d.pod.empty())
+    label += " " + d.pod;
+  return label;
+}
+
+json BandsJson(const std::array<double, kNumMfuBands>& hours) {
+  json j = json::object();
+  for (size_t b = 0; b < kNumMfuBands; ++b)
+    j[MfuBandId(static_cast<MfuBand>(b))] = hours[b];
+  return j;
+}
+
+json FindingsJson(const std::vector<FleetFinding>& findings) {
+  json j = json::array();
+  for (const FleetFinding& f : findings)
+    j.push_back({{"code", f.code}, {"message", f.message}});
+  return j;
+}
+
+json GpuJson(const GpuEstimate& g) {
+  const TelemetryDevice& d = g.device;
+  return {{"key", d.Key()},
+          {"uuid", d.uuid},
+          {"hostname", d.hostname},
+          {"gpu", d.gpu},
+          {"gpu_model", d.model_name},
+          {"accelerator", g.accelerator.empty() ? json(nullptr) : json(g.accelerator)},
+          {"vendor", d.vendor},
+          {"mig_profile", d.mig_profile},
+          {"namespace", d.k8s_namespace},
+          {"pod", d.pod},
+          {"job", g.job_id.empty() ? json(nullptr) : json(g.job_id)},
+          {"precision", DTypeName(g.precision)},
+          {"seconds", g.seconds},
+          {"gpu_share", g.gpu_share},
+          {"gpu_util", Num(g.gpu_util)},
+          {"tensor_active", Num(g.tensor_active)},
+          {"dram_active", Num(g.dram_active)},
+          {"sm_clock_mhz", Num(g.sm_clock_mhz)},
+          {"boost_clock_mhz", Num(g.boost_clock_mhz)},
+          {"power_watts", Num(g.power_watts)},
+          {"peak_tflops", g.peak_flops > 0 ? json(g.peak_flops / 1e12) : json(nullptr)},
+          {"estimated_tflops", Num(g.estimated_flops / 1e12)},
+          {"estimated_mfu", Num(g.estimated_mfu)},
+          {"estimated_mbu", Num(g.estimated_mbu)},
+          {"gpu_hours_by_band", BandsJson(g.gpu_hours_by_band)},
+          {"throttle_reasons", g.throttle_reasons},
+          {"findings", FindingsJson(g.findings)}};
+}
+
+json JobJson(const JobEstimate& j) {
+  return {{"id", j.id},
+          {"source", j.source},
+          {"gpus", j.gpus.size()},
+          {"gpu_keys", j.gpus},
+          {"estimated_mfu", Num(j.estimated_mfu)},
+          {"mfu_min", Num(j.mfu_min)},
+          {"mfu_median", Num(j.mfu_median)},
+          {"mfu_max", Num(j.mfu_max)},
+          {"tensor_active_median", Num(j.tensor_active_median)},
+          {"reported_mfu", j.reported_mfu ? Num(*j.reported_mfu) : json(nullptr)},
+          {"reported_to_estimated", j.reported_to_estimated ? Num(*j.reported_to_estimated) : json(nullptr)},
+          {"stragglers", j.stragglers},
+          {"findings", FindingsJson(j.findings)}};
+}
+
+std::string Bands(const std::array<double, kNumMfuBands>& h) {
+  return fmt::format("idle {:.2f}, < 30% {:.2f}, 30-60% {:.2f}, > 60% {:.2f}", h[0], h[1], h[2], h[3]);
+}
+
+void PrintGpus(std::ostream& out, const FleetReport& r, int width) {
+  Table t({"GPU", "model", "job", "util", "tensor", "SM MHz", "est. TFLOP/s", "est. MFU", "MBU", "throttle"});
+  for (const GpuEstimate& g : r.gpus) {
+    t.AddRow({GpuLabel(g.device), g.accelerator.empty() ? g.device.model_name : g.accelerator,
+              g.job_id.empty() ? "-" : g.job_id, Pct(g.gpu_util), Pct(g.tensor_active), Fix(g.sm_clock_mhz, 0),
+              Fix(g.estimated_flops / 1e12, 1), Pct(g.estimated_mfu), Pct(g.estimated_mbu),
+              g.throttle_reasons.empty() ? "-" : base::Join(g.throttle_reasons, " ")});
+  }
+  t.Print(out, width);
+}
+
+void PrintJobs(std::ostream& out, const FleetReport& r, int width) {
+  Table t({"job", "source", "GPUs", "est. MFU", "min", "median", "max", "reported MFU", "reported/est.", "stragglers"});
+  for (const JobEstimate& j : r.jobs) {
+    t.AddRow({j.id, j.source, std::to_string(j.gpus.size()), Pct(j.estimated_mfu), Pct(j.mfu_min), Pct(j.mfu_median),
+              Pct(j.mfu_max), j.reported_mfu ? Pct(*j.reported_mfu) : "-",
+              j.reported_to_estimated ? Fix(*j.reported_to_estimated, 2) : "-",
+              j.stragglers.empty() ? "-" : base::Join(j.stragglers, " ")});
+  }
+  t.Print(out, width);
+}
+
+void PrintNodes(std::ostream& out, const FleetReport& r, int width) {
+  Table t({"node", "GPUs", "est. MFU", "power W"});
+  for (const NodeEstimate& n : r.nodes)
+    t.AddRow(
+        {n.hostname.empty() ? "?" : n.hostname, std::to_string(n.gpus), Pct(n.estimated_mfu), Fix(n.power_watts, 0)});
+  t.Print(out, width);
+}
+
+void PrintFindings(std::ostream& out, const FleetReport& r, int width) {
+  Table t({"where", "code", "finding"});
+  size_t rows = 0;
+  for (const GpuEstimate& g : r.gpus) {
+    for (const FleetFinding& f : g.findings) {
+      t.AddRow({GpuLabel(g.device), f.code, f.message});
+      ++rows;
+    }
+  }
+  for (const JobEstimate& j : r.jobs) {
+    for (const FleetFinding& f : j.findings) {
+      t.AddRow({"job " + j.id, f.code, f.message});
+      ++rows;
+    }
+  }
+  if (rows == 0) {
+    out << "none\n";
+    return;
+  }
+  t.Print(out, width);
+}
+
+}  // namespace
+
+std::string RenderFleetText(const FleetReport& r, const TextOptions& options) {
+  std::ostringstream out;
+  const int width = options.width;
+  out << report::LabelLine("telemetry",
+                           fmt::format("{}: {} series, {} samples ({} sentinels dropped)", r.origin, r.gpus.size(),
+                                       r.read.samples, r.read.sentinels),
+                           width);
+  out << report::LabelLine(
+      "estimate",
+      fmt::format("hardware FLOPs from tensor activity x SM clock, against the dense {} peak", DTypeName(r.precision)),
+      width);
+  out << report::LabelLine(
+      "fleet",
+      fmt::format("{} GPU{}, estimated MFU {}, {:.2f} GPU-hours ({})", r.fleet.gpus, r.fleet.gpus == 1 ? "" : "s",
+                  Pct(r.fleet.estimated_mfu), r.fleet.gpu_hours, Bands(r.fleet.gpu_hours_by_band)),
+      width);
+  out << "\nGPUs\n";
+  PrintGpus(out, r, width);
+  if (!r.jobs.empty()) {
+    out << "\nJobs\n";
+    PrintJobs(out, r, width);
+  }
+  out << "\nNodes\n";
+  PrintNodes(out, r, width);
+  out << "\nFindings\n";
+  PrintFindings(out, r, width);
+  if (!r.notes.empty()) {
+    out << "\n";
+    report::PrintNotes(out, r.notes, width);
+  }
+  return out.str();
+}
+
+std::string RenderFleetJson(const FleetReport& r) {
+  json j = report::JsonEnvelope();
+  j["schema_version"] = r.schema_version;
+  j["origin"] = r.origin;
+  j["precision"] = DTypeName(r.precision);
+  j["gpus"] = json::array();
+  for (const GpuEstimate& g : r.gpus)
+    j["gpus"].push_back(GpuJson(g));
+  j["jobs"] = json::array();
+  for (const JobEstimate& job : r.jobs)
+    j["jobs"].push_back(JobJson(job));
+  j["nodes"] = json::array();
+  for (const NodeEstimate& n : r.nodes)
+    j["nodes"].push_back({{"hostname", n.hostname},
+                          {"gpus", n.gpus},
+                          {"estimated_mfu", Num(n.estimated_mfu)},
+                          {"power_watts", n.power_watts}});
+  j["fleet"] = {{"gpus", r.fleet.gpus},
+                {"estimated_mfu", Num(r.fleet.estimated_mfu)},
+                {"gpu_hours", r.fleet.gpu_hours},
+                {"gpu_hours_by_band", BandsJson(r.fleet.gpu_hours_by_band)}};
+  j["telemetry"] = {{"bytes", r.read.bytes},
+                    {"samples", r.read.samples},
+                    {"sentinels", r.read.sentinels},
+                    {"unknown_metric_samples", r.read.unknown_metric_samples},
+                    {"devices", r.read.devices},
+                    {"series", r.read.series},
+                    {"fields_seen", r.read.fields_seen},
+                    {"sentinel_metrics", r.read.sentinel_metrics}};
+  j["notes"] = report::NotesJson(r.notes);
+  return report::JsonText(j);
+}
+
+std::vector<std::pair<std::string, std::string>> RenderFleetCsv(const FleetReport& r) {
+  std::string gpus =
+      "key,uuid,hostname,gpu,gpu_model,accelerator,mig_profile,namespace,pod,job,precision,seconds,gpu_share,"
+      "gpu_util,tensor_active,dram_active,sm_clock_mhz,power_watts,estimated_tflops,estimated_mfu,estimated_mbu,"
+      "throttle_reasons,findings\n";
+  for (const GpuEstimate& g : r.gpus) {
+    const TelemetryDevice& d = g.device;
+    std::vector<std::string> codes;
+    for (const FleetFinding& f : g.findings)
+      codes.push_back(f.code);
+    gpus += base::Join({CsvText(d.Key()),
+                        CsvText(d.uuid),
+                        CsvText(d.hostname),
+                        CsvText(d.gpu),
+                        CsvText(d.model_name),
+                        g.accelerator,
+                        CsvText(d.mig_profile),
+                        CsvText(d.k8s_namespace),
+                        CsvText(d.pod),
+                        CsvText(g.job_id),
+                        DTypeName(g.precision),
+                        CsvNum(g.seconds),
+                        CsvNum(g.gpu_share),
+                        CsvNum(g.gpu_util),
+                        CsvNum(g.tensor_active),
+                        CsvNum(g.dram_active),
+                        CsvNum(g.sm_clock_mhz),
+                        CsvNum(g.power_watts),
+                        CsvNum(g.estimated_flops / 1e12),
+                        CsvNum(g.estimated_mfu),
+                        CsvNum(g.estimated_mbu),
+                        base::Join(g.throttle_reasons, " "),
+                        base::Join(codes, " ")},
+                       ",") +
+            "\n";
+  }
+  std::string jobs =
+      "id,source,gpus,estimated_mfu,mfu_min,mfu_median,mfu_max,reported_mfu,reported_to_estimated,"
+      "stragglers\n";
+  for (const JobEstimate& j : r.jobs) {
+    jobs +=
+        base::Join(
+            {CsvText(j.id), j.source, std::to_string(j.gpus.size()), CsvNum(j.estimated_mfu), CsvNum(j.mfu_min),
+             CsvNum(j.mfu_median), CsvNum(j.mfu_max), j.reported_mfu ? CsvNum(*j.reported_mfu) : "",
+             j.reported_to_estimated ? CsvNum(*j.reported_to_estimated) : "", CsvText(base::Join(j.stragglers, " "))},
+            ",") +
+        "\n";
+  }
+  std::string nodes = "hostname,gpus,estimated_mfu,power_watts\n";
+  for (const NodeEstimate& n : r.nodes)
+    nodes += fmt::format("{},{},{},{}\n", CsvText(n.hostname), n.gpus, CsvNum(n.estimated_mfu), CsvNum(n.power_watts));
+  return {{"gpus.csv", gpus}, {"jobs.csv", jobs}, {"nodes.csv", nodes}};
+}
+
+}  // namespace mfu
