@@ -6,6 +6,8 @@
 // CRLF line ends. A line that is not a comment, blank or a sample is an error
 // naming its line: "...", the elision of the exporter README's excerpt, is
 // never sent by an exporter and would hide a truncated body.
+#include <absl/strings/string_view.h>
+
 #include <algorithm>
 #include <charconv>
 #include <string>
@@ -23,7 +25,9 @@ constexpr size_t kMaxLineBytes = 64 * 1024;
 
 struct Label {
   std::string_view name;
-  std::string value;  // unescaped
+  std::string_view value;  // unescaped: into the line, or into `storage`
+  std::string storage;     // the unescaped value when it had escapes
+  bool escaped = false;
 };
 
 struct Sample {
@@ -43,6 +47,16 @@ bool IsNameChar(char c) {
 }
 bool IsBlank(char c) {
   return c == ' ' || c == '\t';
+}
+
+// The first '"' or '\\' at or after `i` (find_first_of tests each byte
+// against the set with a call; this is the hot loop of a scrape).
+size_t FindQuoteOrBackslash(std::string_view s, size_t i) {
+  for (; i < s.size(); ++i) {
+    if (s[i] == '"' || s[i] == '\\')
+      return i;
+  }
+  return std::string_view::npos;
 }
 
 std::string Snippet(std::string_view s) {
@@ -158,31 +172,45 @@ class LineParser {
     }
     out.label_text = std::string_view(open, static_cast<size_t>(s_.data() - open));
     s_.remove_prefix(1);
+    // Views into `storage` are taken once `labels` no longer grows.
+    for (size_t i = 0; i < out.num_labels; ++i) {
+      if (out.labels[i].escaped)
+        out.labels[i].value = out.labels[i].storage;
+    }
     return Status::Ok();
   }
 
   Status ParseLabelValue(Label& label) {
-    label.value.clear();
+    const size_t quote = FindQuoteOrBackslash(s_, 0);
+    label.escaped = false;
+    if (quote != std::string_view::npos && s_[quote] == '"') {  // no escapes: a view
+      label.value = s_.substr(0, quote);
+      s_.remove_prefix(quote + 1);
+      return Status::Ok();
+    }
+    std::string& value = label.storage;
+    value.clear();
     size_t i = 0;
     while (true) {
-      const size_t stop = s_.find_first_of("\"\\", i);
+      const size_t stop = FindQuoteOrBackslash(s_, i);
       if (stop == std::string_view::npos)
         return Error("unterminated value of label " + std::string(label.name));
-      label.value.append(s_.substr(i, stop - i));
+      value.append(s_.substr(i, stop - i));
       if (s_[stop] == '"') {
         s_.remove_prefix(stop + 1);
+        label.escaped = true;
         return Status::Ok();
       }
       if (stop + 1 >= s_.size())
         return Error("unterminated value of label " + std::string(label.name));
       const char e = s_[stop + 1];
       if (e == 'n') {
-        label.value += '\n';
+        value += '\n';
       } else if (e == '"' || e == '\\') {
-        label.value += e;
+        value += e;
       } else {  // Prometheus keeps an unknown escape as written
-        label.value += '\\';
-        label.value += e;
+        value += '\\';
+        value += e;
       }
       i = stop + 2;
     }
@@ -202,7 +230,6 @@ struct DevicePoints {
   std::vector<TelemetryPoint> points;
   std::vector<uint64_t> filled;  // per point: fields already set
 };
-static_assert(kNumTelemetryFields <= 64);
 
 class ExpositionReader {
  public:
@@ -270,29 +297,15 @@ class ExpositionReader {
       dp.filled.push_back(0);
       p = dp.points.size();
     }
-    if (IsTelemetrySentinel(s.value)) {
-      stats_.Sentinel(s.name);
-      return Status::Ok();
-    }
-    const size_t f = static_cast<size_t>(*last_field_);
-    const uint64_t bit = uint64_t{1} << f;
-    if (dp.filled[p - 1] & bit) {
-      ++stats_.stats.duplicate_samples;
-      return Status::Ok();
-    }
-    dp.filled[p - 1] |= bit;
-    dp.points[p - 1].value[f] = s.value * last_scale_;
-    stats_.Seen(*last_field_);
+    stats_.Store(s.name, *last_field_, s.value, last_scale_, dp.points[p - 1], dp.filled[p - 1]);
     return Status::Ok();
   }
 
   StatusOr<DeviceEntry> DeviceOf(const Sample& s) {
     const bool amd = IsAmdMetric(s.name);
-    // The same label text can stand for a clock series kept or not only
-    // under AMD's gpu_clock; the cache key tells the two apart.
-    std::string key(s.label_text);
-    key += amd ? '\1' : '\0';
-    if (auto it = cache_.find(key); it != cache_.end())
+    // One cache per vendor: the vendor comes from the metric name.
+    absl::flat_hash_map<std::string, DeviceEntry>& cache = cache_[amd ? 1 : 0];
+    if (auto it = cache.find(absl::string_view(s.label_text.data(), s.label_text.size())); it != cache.end())
       return it->second;
     TelemetryDevice d;
     d.vendor = amd ? "amd" : "nvidia";
@@ -312,7 +325,7 @@ class ExpositionReader {
     MFU_ASSIGN_OR_RETURN(entry.device, devices_.Intern(std::move(d), origin_));
     if (points_.size() < devices_.size())
       points_.resize(devices_.size());
-    cache_.emplace(std::move(key), entry);
+    cache.emplace(std::string(s.label_text), entry);
     return entry;
   }
 
@@ -320,7 +333,9 @@ class ExpositionReader {
   DeviceTable devices_;
   StatsBuilder& stats_;
   std::vector<DevicePoints> points_;
-  absl::flat_hash_map<std::string, DeviceEntry> cache_;
+  // Device of each label text as written (the exporter repeats one text
+  // for every metric of a device), per vendor.
+  absl::flat_hash_map<std::string, DeviceEntry> cache_[2];
   std::string_view last_name_;
   std::optional<TelemetryField> last_field_;
   double last_scale_ = 1;

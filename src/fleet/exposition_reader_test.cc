@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "fleet/telemetry_test_util.h"
 #include "mfu/telemetry.h"
 #include "testing/telemetry_gen.h"
 
@@ -13,16 +14,12 @@ namespace {
 
 using F = TelemetryField;
 
-TelemetryCapture Read(std::string_view text) {
-  StatusOr<TelemetryCapture> c = ReadTelemetryCapture(text, "m.prom");
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  return c.ok() ? std::move(*c) : TelemetryCapture{};
+TelemetryCapture Read(std::string_view text, const TelemetryReadOptions& options = {}) {
+  return testing::ReadOk(text, "m.prom", options);
 }
 
 std::string ErrorOf(std::string_view text, const TelemetryReadOptions& options = {}) {
-  StatusOr<TelemetryCapture> c = ReadTelemetryCapture(text, "m.prom", options);
-  EXPECT_FALSE(c.ok());
-  return c.ok() ? "" : c.status().message();
+  return testing::ReadError(text, "m.prom", options);
 }
 
 TEST(ExpositionReader, UntypedSamplesOneDevicePercentScaled) {
@@ -247,6 +244,38 @@ TEST(ExpositionReader, GeneratedEightGpusSixtyFields) {
   EXPECT_DOUBLE_EQ(c.points[0][0].Get(F::kSmClockMhz), 1980);
   EXPECT_FALSE(c.points[5][0].Has(F::kMemoryTempC));
   EXPECT_TRUE(c.points[4][0].Has(F::kMemoryTempC));
+}
+
+}  // namespace
+}  // namespace mfu
+
+namespace mfu {
+namespace {
+
+// The fixture generator is deterministic and its labels follow the seed and
+// the job split it was asked for.
+TEST(TelemetryGen, DeterministicSeededAndHpcJobs) {
+  testing::ExpositionGenOptions a;
+  a.gpus = testing::MakeTelemetryGpus(4, 2, 2, testing::TelemetryGenJobLabels::kHpcJob, 7);
+  a.help_and_type = false;
+  a.num_fields = 3;
+  a.hostname_label = "hostname";
+  a.timestamp_ms = 1700000000000;
+  testing::ExpositionGenOptions b = a;
+  EXPECT_EQ(testing::GenerateExposition(a), testing::GenerateExposition(b));
+  b.gpus = testing::MakeTelemetryGpus(4, 2, 2, testing::TelemetryGenJobLabels::kHpcJob, 8);
+  EXPECT_NE(a.gpus[0].uuid, b.gpus[0].uuid);
+  TelemetryCapture c = Read(testing::GenerateExposition(a));
+  ASSERT_EQ(c.devices.size(), 4u);
+  EXPECT_EQ(c.stats.lines, 4 * 3);
+  EXPECT_EQ(c.devices[0].hpc_job, "1000");
+  EXPECT_EQ(c.devices[3].hpc_job, "1001");
+  EXPECT_EQ(c.devices[3].hostname, "node-1");  // the "hostname" spelling after dcgm-exporter #655
+  EXPECT_EQ(c.devices[3].gpu, "1");
+  EXPECT_EQ(c.devices[3].pod, "");
+  EXPECT_EQ(c.points[0][0].time_ms, 1700000000000);
+  EXPECT_TRUE(c.devices[0].uuid.starts_with("GPU-"));
+  EXPECT_EQ(c.devices[0].uuid.size(), 40u);  // GPU- + 8-4-4-4-12 hex, as NVIDIA's
 }
 
 }  // namespace

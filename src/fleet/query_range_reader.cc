@@ -26,6 +26,11 @@ namespace {
 
 constexpr int kMaxDepth = 512;
 
+// Bytes that end a number or literal token: , ] } and JSON whitespace.
+constexpr bool IsTokenEnd(char c) {
+  return c == ',' || c == ']' || c == '}' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
 // One `metric`+`values` object of data.result.
 struct Series {
   uint32_t device = 0;
@@ -43,6 +48,8 @@ class Json {
   Json(const char* p, const char* end) : p_(p), end_(end) {}
 
   const char* pos() const { return p_; }
+  const char* end() const { return end_; }
+  void set_pos(const char* p) { p_ = p; }
   void SkipWs() {
     while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t'))
       ++p_;
@@ -127,7 +134,7 @@ class Json {
       return SkipString();
     if (c != '{' && c != '[') {
       const char* start = p_;
-      while (p_ < end_ && !std::strchr(",]} \t\r\n", *p_))
+      while (p_ < end_ && !IsTokenEnd(*p_))
         ++p_;
       return p_ > start;
     }
@@ -157,7 +164,7 @@ class Json {
   std::string_view Token() {
     SkipWs();
     const char* start = p_;
-    while (p_ < end_ && !std::strchr(",]} \t\r\n", *p_))
+    while (p_ < end_ && !IsTokenEnd(*p_))
       ++p_;
     return std::string_view(start, static_cast<size_t>(p_ - start));
   }
@@ -166,27 +173,31 @@ class Json {
   bool RawString(std::string_view* out) {
     if (!Consume('"'))
       return false;
-    const char* q = static_cast<const char*>(std::memchr(p_, '"', static_cast<size_t>(end_ - p_)));
-    if (!q || std::memchr(p_, '\\', static_cast<size_t>(q - p_)))
-      return false;
-    *out = std::string_view(p_, static_cast<size_t>(q - p_));
-    p_ = q + 1;
-    return true;
+    for (const char* q = p_; q < end_; ++q) {
+      if (*q == '\\')
+        return false;
+      if (*q == '"') {
+        *out = std::string_view(p_, static_cast<size_t>(q - p_));
+        p_ = q + 1;
+        return true;
+      }
+    }
+    return false;
   }
 
  private:
+  // Strings here are short (label values, "0.5"): a loop beats memchr's call.
   bool SkipString() {
     ++p_;
     while (p_ < end_) {
-      const char* q = static_cast<const char*>(std::memchr(p_, '"', static_cast<size_t>(end_ - p_)));
-      if (!q)
-        return false;
-      size_t backslashes = 0;
-      for (const char* b = q; b > p_ && b[-1] == '\\'; --b)
-        ++backslashes;
-      p_ = q + 1;
-      if (backslashes % 2 == 0)
+      const char c = *p_++;
+      if (c == '"')
         return true;
+      if (c == '\\') {
+        if (p_ >= end_)
+          return false;
+        ++p_;
+      }
     }
     return false;
   }
@@ -249,6 +260,17 @@ class Json {
   const char* end_;
 };
 
+// Text from the input quoted in an error: at most 40 bytes, control bytes
+// as '?', so the message stays one line.
+std::string Quote(std::string_view s) {
+  std::string out(s.substr(0, 40));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20)
+      c = '?';
+  }
+  return s.size() > 40 ? out + "..." : out;
+}
+
 // Seconds as Prometheus writes them ("1700000000", "1700000000.5") to ms;
 // other spellings (exponent, more digits) through a double, rounded.
 bool ParseTimestampMs(std::string_view s, int64_t* ms) {
@@ -263,15 +285,17 @@ bool ParseTimestampMs(std::string_view s, int64_t* ms) {
   if (i > 0 && s[i] == '.' && s.size() - i - 1 <= 3 && s.size() - i - 1 >= 1) {
     int64_t frac = 0;
     size_t n = 0;
+    bool digits = true;
     for (size_t j = i + 1; j < s.size(); ++j, ++n) {
-      if (s[j] < '0' || s[j] > '9')
-        return false;
+      digits = digits && s[j] >= '0' && s[j] <= '9';
       frac = frac * 10 + (s[j] - '0');
     }
-    for (; n < 3; ++n)
-      frac *= 10;
-    *ms = whole * 1000 + frac;
-    return true;
+    if (digits) {
+      for (; n < 3; ++n)
+        frac *= 10;
+      *ms = whole * 1000 + frac;
+      return true;
+    }
   }
   double v = 0;
   const std::from_chars_result r = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -279,6 +303,50 @@ bool ParseTimestampMs(std::string_view s, int64_t* ms) {
     return false;
   *ms = std::llround(v * 1000);
   return true;
+}
+
+// The pair as Prometheus writes it, [1700000000.5,"0.25"] with no spaces:
+// parsed in one pass; returns the byte after ']', or nullptr for anything
+// else (the general path then parses it or names the error).
+const char* FastPair(const char* p, const char* end, int64_t* ms, std::string_view* value) {
+  if (end - p < 6 || *p != '[')
+    return nullptr;
+  ++p;
+  int64_t whole = 0;
+  int digits = 0;
+  while (p < end && *p >= '0' && *p <= '9' && digits < 15) {
+    whole = whole * 10 + (*p++ - '0');
+    ++digits;
+  }
+  if (digits == 0 || p >= end)
+    return nullptr;
+  int64_t frac = 0;
+  if (*p == '.') {
+    ++p;
+    int n = 0;
+    while (p < end && *p >= '0' && *p <= '9' && n < 3) {
+      frac = frac * 10 + (*p++ - '0');
+      ++n;
+    }
+    if (n == 0)
+      return nullptr;
+    for (; n < 3; ++n)
+      frac *= 10;
+  }
+  if (end - p < 4 || p[0] != ',' || p[1] != '"')
+    return nullptr;
+  p += 2;
+  const char* v = p;
+  while (p < end && *p != '"') {
+    if (*p == '\\' || static_cast<unsigned char>(*p) < 0x20)
+      return nullptr;
+    ++p;
+  }
+  if (end - p < 2 || p[1] != ']')
+    return nullptr;
+  *ms = whole * 1000 + frac;
+  *value = std::string_view(v, static_cast<size_t>(p - v));
+  return p + 2;
 }
 
 class QueryRangeReader {
@@ -301,12 +369,12 @@ class QueryRangeReader {
         if (key == "status" || key == "errorType" || key == "error") {
           std::string& out = key == "status" ? status : key == "error" ? error : error_type;
           if (!j.String(out))
-            return Error(key, "expected a string");
+            return Error(Quote(key), "expected a string");
         } else if (key == "data" && j.Peek('{')) {
           have_data = true;
           MFU_RETURN_IF_ERROR(Data(j));
         } else if (!j.SkipValue()) {
-          return Error(key, "malformed value");
+          return Error(Quote(key), "malformed value");
         }
       } while (j.Consume(','));
       if (!j.Consume('}'))
@@ -316,16 +384,16 @@ class QueryRangeReader {
       return Error("", "unexpected bytes after the JSON object");
     if (status == "error") {
       return ParseError(std::string(origin_) + ": status: prometheus answered error" +
-                        (error_type.empty() ? "" : " (" + error_type + ")") + ": " + error);
+                        (error_type.empty() ? "" : " (" + Quote(error_type) + ")") + ": " + Quote(error));
     }
     if (status != "success")
-      return Error("status", status.empty() ? "missing" : "expected \"success\", got \"" + status + "\"");
+      return Error("status", status.empty() ? "missing" : "expected \"success\", got \"" + Quote(status) + "\"");
     if (!have_data)
       return Error("data", "missing");
     if (result_type_ != "matrix" && result_type_ != "vector") {
-      return Error("data.resultType", result_type_.empty()
-                                          ? "missing"
-                                          : "'" + result_type_ + "' is not a series answer (want matrix or vector)");
+      return Error("data.resultType", result_type_.empty() ? "missing"
+                                                           : "'" + Quote(result_type_) +
+                                                                 "' is not a series answer (want matrix or vector)");
     }
     return Status::Ok();
   }
@@ -370,7 +438,7 @@ class QueryRangeReader {
       } else if (key == "result" && j.Peek('[')) {
         MFU_RETURN_IF_ERROR(Result(j));
       } else if (!j.SkipValue()) {
-        return Error("data." + key, "malformed value");
+        return Error("data." + Quote(key), "malformed value");
       }
     } while (j.Consume(','));
     if (!j.Consume('}'))
@@ -436,7 +504,7 @@ class QueryRangeReader {
           s.values_end = j.pos();
           have_values = true;
         } else if (!j.SkipValue()) {
-          return Error(Path(index, "." + key), "malformed value");
+          return Error(Path(index, "." + Quote(key)), "malformed value");
         }
       } while (j.Consume(','));
       if (!j.Consume('}'))
@@ -513,15 +581,19 @@ class QueryRangeReader {
     }
     std::string_view value;
     int64_t t = 0;
-    if (!j.Consume('['))
-      return Error(ElementPath(c), "expected a [time, \"value\"] pair");
-    std::string_view ts = j.Token();
-    if (!ParseTimestampMs(ts, &t))
-      return Error(ElementPath(c), "time '" + std::string(ts.substr(0, 40)) + "' is not a number of seconds");
-    if (!j.Consume(',') || !j.RawString(&value) || !j.Consume(']'))
-      return Error(ElementPath(c), "expected a [time, \"value\"] pair");
+    if (const char* after = FastPair(j.pos(), j.end(), &t, &value)) {
+      j.set_pos(after);
+    } else {
+      if (!j.Consume('['))
+        return Error(ElementPath(c), "expected a [time, \"value\"] pair");
+      std::string_view ts = j.Token();
+      if (!ParseTimestampMs(ts, &t))
+        return Error(ElementPath(c), "time '" + Quote(ts) + "' is not a number of seconds");
+      if (!j.Consume(',') || !j.RawString(&value) || !j.Consume(']'))
+        return Error(ElementPath(c), "expected a [time, \"value\"] pair");
+    }
     if (!ParseSampleValue(value, &c.v))
-      return Error(ElementPath(c), "value \"" + std::string(value.substr(0, 40)) + "\" is not a number");
+      return Error(ElementPath(c), "value \"" + Quote(value) + "\" is not a number");
     if (c.element > 0 && t <= c.t)
       return Error(ElementPath(c), "times do not increase");
     c.t = t;
@@ -567,19 +639,7 @@ class QueryRangeReader {
 
   void Apply(const Cursor& c, TelemetryPoint& p, uint64_t& filled) {
     ++stats_.stats.samples;
-    if (IsTelemetrySentinel(c.v)) {
-      stats_.Sentinel(names_[c.s->name]);
-      return;
-    }
-    const size_t f = static_cast<size_t>(c.s->field);
-    const uint64_t bit = uint64_t{1} << f;
-    if (filled & bit) {
-      ++stats_.stats.duplicate_samples;
-      return;
-    }
-    filled |= bit;
-    p.value[f] = c.v * c.s->scale;
-    stats_.Seen(c.s->field);
+    stats_.Store(names_[c.s->name], c.s->field, c.v, c.s->scale, p, filled);
   }
 
   std::string_view text_;

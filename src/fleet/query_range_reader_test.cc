@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "fleet/telemetry_test_util.h"
 #include "mfu/telemetry.h"
 #include "testing/telemetry_gen.h"
 
@@ -15,15 +16,11 @@ namespace {
 using F = TelemetryField;
 
 TelemetryCapture Read(std::string_view text, const TelemetryReadOptions& options = {}) {
-  StatusOr<TelemetryCapture> c = ReadTelemetryCapture(text, "q.json", options);
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  return c.ok() ? std::move(*c) : TelemetryCapture{};
+  return testing::ReadOk(text, "q.json", options);
 }
 
 std::string ErrorOf(std::string_view text, const TelemetryReadOptions& options = {}) {
-  StatusOr<TelemetryCapture> c = ReadTelemetryCapture(text, "q.json", options);
-  EXPECT_FALSE(c.ok());
-  return c.ok() ? "" : c.status().message();
+  return testing::ReadError(text, "q.json", options);
 }
 
 std::string Wrap(const std::string& result, const std::string& type = "matrix") {
@@ -97,6 +94,24 @@ TEST(QueryRangeReader, MisalignedSeriesMergeByTime) {
   EXPECT_DOUBLE_EQ(c.points[0][1].Get(F::kGpuUtil), 0.5);
   EXPECT_EQ(c.points[0][2].time_ms, 30000);
   EXPECT_DOUBLE_EQ(c.points[0][2].Get(F::kGpuUtil), 0.6);
+}
+
+TEST(QueryRangeReader, PrettyPrintedAndOtherSpellings) {
+  // Whitespace everywhere, a negative time, an exponent time, more than 3
+  // decimals (rounded to ms), a value with a leading '+'.
+  const std::string text =
+      "{ \"status\" : \"success\" , \"data\" : { \"resultType\" : \"matrix\" ,\n"
+      "  \"result\" : [ { \"metric\" : { \"__name__\" : \"DCGM_FI_DEV_SM_CLOCK\" } ,\n"
+      "    \"values\" : [ [ -1 , \"1\" ] ,\n [ 1.5e1 , \"+2\" ] , [15.0006,\"3\"] ] } ] } }\n";
+  TelemetryCapture c = Read(text);
+  ASSERT_EQ(c.points.size(), 1u);
+  ASSERT_EQ(c.points[0].size(), 3u);
+  EXPECT_EQ(c.points[0][0].time_ms, -1000);
+  EXPECT_DOUBLE_EQ(c.points[0][0].Get(F::kSmClockMhz), 1);
+  EXPECT_EQ(c.points[0][1].time_ms, 15000);
+  EXPECT_DOUBLE_EQ(c.points[0][1].Get(F::kSmClockMhz), 2);
+  EXPECT_EQ(c.points[0][2].time_ms, 15001);
+  EXPECT_DOUBLE_EQ(c.points[0][2].Get(F::kSmClockMhz), 3);
 }
 
 TEST(QueryRangeReader, VectorAnswer) {

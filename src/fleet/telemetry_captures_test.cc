@@ -2,10 +2,10 @@
 // from the files and written here (percent fields / 100).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <sstream>
 #include <string>
 
+#include "fleet/telemetry_test_util.h"
 #include "mfu/telemetry.h"
 
 namespace mfu {
@@ -13,22 +13,12 @@ namespace {
 
 using F = TelemetryField;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string Data(const std::string& name) {
-  return Slurp(std::string(MFU_SOURCE_DIR) + "/tests/data/telemetry/" + name);
+  return testing::Slurp(std::string(MFU_SOURCE_DIR) + "/tests/data/telemetry/" + name);
 }
 
 TelemetryCapture Read(const std::string& name) {
-  StatusOr<TelemetryCapture> c = ReadTelemetryCapture(Data(name), name);
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  return c.ok() ? std::move(*c) : TelemetryCapture{};
+  return testing::ReadOk(Data(name), name);
 }
 
 // Tesla T4 under load, no HELP/TYPE lines: "GPU_UTIL 91% but tensor pipes

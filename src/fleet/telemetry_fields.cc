@@ -269,6 +269,24 @@ void StatsBuilder::AddName(std::vector<std::string>& names, std::string_view met
   names.emplace_back(metric);
 }
 
+void StatsBuilder::Store(std::string_view metric, TelemetryField field, double raw, double scale, TelemetryPoint& point,
+                         uint64_t& filled) {
+  static_assert(kNumTelemetryFields <= 64);
+  if (IsTelemetrySentinel(raw)) {
+    Sentinel(metric);
+    return;
+  }
+  const size_t f = static_cast<size_t>(field);
+  const uint64_t bit = uint64_t{1} << f;
+  if (filled & bit) {
+    ++stats.duplicate_samples;
+    return;
+  }
+  filled |= bit;
+  point.value[f] = raw * scale;
+  seen.set(f);
+}
+
 TelemetryReadStats StatsBuilder::Finish() {
   stats.fields_seen.clear();
   for (size_t i = 0; i < kNumTelemetryFields; ++i) {

@@ -61,6 +61,12 @@ class StatsBuilder {
   void Seen(TelemetryField f) { seen.set(static_cast<size_t>(f)); }
   TelemetryReadStats Finish();
 
+  // The one rule both readers store a value by: a sentinel (raw value) is
+  // dropped and counted; a field `filled` (a bit per field) already holds
+  // keeps its first value; otherwise `raw` x `scale` goes into `point`.
+  void Store(std::string_view metric, TelemetryField field, double raw, double scale, TelemetryPoint& point,
+             uint64_t& filled);
+
  private:
   static void AddName(std::vector<std::string>& names, std::string_view metric);
 };

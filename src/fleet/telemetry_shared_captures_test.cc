@@ -3,10 +3,9 @@
 // `shared`. Values read by hand from the file.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "fleet/telemetry_test_util.h"
 #include "mfu/telemetry.h"
 
 namespace mfu {
@@ -17,12 +16,10 @@ using F = TelemetryField;
 TEST(TelemetrySharedCaptures, Rtx4000AdaPodLabels) {
   const std::string path =
       std::string(MFU_SOURCE_DIR) + "/../shared/telemetry/dcgm-exporter_RTX4000Ada_pod-labels_k8s.prom";
-  std::ifstream in(path, std::ios::binary);
-  if (!in.good())
+  const std::string text = testing::Slurp(path, false);
+  if (text.empty())
     GTEST_SKIP() << path << " not present";
-  std::ostringstream s;
-  s << in.rdbuf();
-  StatusOr<TelemetryCapture> c = ReadTelemetryCapture(s.str(), "rtx4000ada.prom");
+  StatusOr<TelemetryCapture> c = ReadTelemetryCapture(text, "rtx4000ada.prom");
   ASSERT_TRUE(c.ok()) << c.status().message();
   ASSERT_EQ(c->devices.size(), 1u);
   const TelemetryDevice& d = c->devices[0];
