@@ -123,6 +123,10 @@ class FleetServeCommand final : public Command {
     const std::string shown_host =
         address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host;
     err << "mfu fleet serve: listening on http://" << shown_host << ":" << port << std::endl;
+    if (precision_.empty())
+      err << "mfu fleet serve: precision bf16 assumed (the dense BF16 peak is the denominator; --precision or a "
+             "--jobs entry states it)"
+          << std::endl;
     const timespec tick{0, 100'000'000};
     while (!done) {
       if (sigtimedwait(&stop_signals, nullptr, &tick) > 0)

@@ -122,8 +122,8 @@ void RenderGpuFamily(std::string& out, const FleetMetricSpec& spec, const FleetM
         if (codes.insert(finding.code).second)
           family.Add(labels[i], 1, finding.code);
     } else if (name == fleet_metric::kBandSeconds) {
-      if (i >= view.band_seconds.size())
-        continue;
+      if (i >= view.band_seconds.size() || !SnapshotBand(gpu))
+        continue;  // no band in this snapshot: its zeros would mean "unknown"
       for (size_t b = 0; b < kNumMfuBands; ++b)
         family.Add(labels[i], view.band_seconds[i][b], MfuBandId(static_cast<MfuBand>(b)));
     }

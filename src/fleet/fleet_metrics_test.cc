@@ -94,7 +94,9 @@ FleetMetricsView UpView(const FleetReport& report) {
 TEST(FleetMetrics, PerGpuSeriesInBaseUnits) {
   FleetReport report;
   report.gpus = {BusyH100(), BlankGpu()};
-  const std::string text = RenderFleetMetrics(UpView(report));
+  FleetMetricsView view = UpView(report);
+  view.band_seconds = {{0, 0, 30, 0}, {0, 0, 0, 0}};
+  const std::string text = RenderFleetMetrics(view);
   const std::string l = kLabels;
   EXPECT_TRUE(HasLine(text, "mfu_gpu_estimated_mfu_ratio{" + l + "} 0.5")) << text;
   EXPECT_TRUE(HasLine(text, "mfu_gpu_estimated_flops_per_second{" + l + "} 494700000000000")) << text;
