@@ -136,6 +136,12 @@ struct FleetMetricsView {
 // Families with no sample are omitted; NaN values emit no sample.
 std::string RenderFleetMetrics(const FleetMetricsView& view);
 
+// True when the upstream stamped the GPU's samples longer ago than the
+// staleness limit (finding "stale"): then only mfu_gpu_finding and
+// mfu_gpu_sample_timestamp_seconds are served for it, and no band time is
+// credited.
+bool IsStaleEstimate(const GpuEstimate& gpu);
+
 // The MfuBand of one GPU estimate in a snapshot: the band the analysis
 // attributed the GPU's time to; nullopt when it attributed none.
 std::optional<MfuBand> SnapshotBand(const GpuEstimate& gpu);

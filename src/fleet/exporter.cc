@@ -154,7 +154,9 @@ struct FleetExporter::Impl {
                     " sentinels)";
       return out;
     }
-    FleetAnalyzer analyzer(options.analysis);
+    FleetOptions analysis = options.analysis;
+    analysis.now_ms = UnixMs();  // samples the upstream stamped long ago are "stale"
+    FleetAnalyzer analyzer(std::move(analysis));
     for (size_t i = 0; i < capture->devices.size(); ++i) {
       if (Status s = analyzer.OnDevice(capture->devices[i], capture->points[i]); !s.ok()) {
         out.reason = "analysis";
@@ -197,7 +199,7 @@ struct FleetExporter::Impl {
           last_ok ? std::min(std::chrono::duration<double>(now - last_good_steady).count(), kMaxBandCreditS) : 0.0;
       for (const GpuEstimate& gpu : scrape.snapshot->report.gpus) {
         auto& bands = band_seconds.try_emplace(gpu.device.Key()).first->second;
-        if (std::optional<MfuBand> band = SnapshotBand(gpu))
+        if (std::optional<MfuBand> band = SnapshotBand(gpu); band && !IsStaleEstimate(gpu))
           bands[static_cast<size_t>(*band)] += credit;
       }
       last_good = scrape.snapshot;

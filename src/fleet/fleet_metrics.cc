@@ -103,6 +103,8 @@ void RenderGpuFamily(std::string& out, const FleetMetricSpec& spec, const FleetM
   for (size_t i = 0; i < report.gpus.size(); ++i) {
     const GpuEstimate& gpu = report.gpus[i];
     const FleetGpuExtras* extras = i < view.extras.size() ? &view.extras[i] : nullptr;
+    if (IsStaleEstimate(gpu) && name != fleet_metric::kFinding && name != fleet_metric::kSampleTimestamp)
+      continue;  // old samples are never served as values of this scrape
     if (spec.gpu_value != nullptr) {
       family.Add(labels[i], spec.gpu_value(gpu));
     } else if (name == fleet_metric::kLastXid) {
@@ -157,6 +159,10 @@ void RenderExporterFamily(std::string& out, const FleetMetricSpec& spec, const F
 }
 
 }  // namespace
+
+bool IsStaleEstimate(const GpuEstimate& gpu) {
+  return std::any_of(gpu.findings.begin(), gpu.findings.end(), [](const FleetFinding& f) { return f.code == "stale"; });
+}
 
 std::optional<MfuBand> SnapshotBand(const GpuEstimate& gpu) {
   const auto& hours = gpu.gpu_hours_by_band;

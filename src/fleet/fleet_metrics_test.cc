@@ -183,6 +183,25 @@ TEST(FleetMetrics, OldSnapshotCarriesItsTimestamp) {
   EXPECT_TRUE(HasLine(text, "mfu_upstream_up 0")) << text;  // exporter series stay untimestamped
 }
 
+// Samples stamped long ago (finding "stale"): no value is served as if it
+// were this scrape's, only the finding and the samples' time.
+TEST(FleetMetrics, StaleGpuServesOnlyItsFindingAndTime) {
+  FleetReport report;
+  report.gpus = {BusyH100()};
+  report.gpus[0].findings = {{"stale", "newest sample 600 s old"}};
+  report.gpus[0].last_sample_ms = 1700000000000;
+  FleetMetricsView view = UpView(report);
+  view.extras.resize(1);
+  view.band_seconds = {{0, 0, 30, 0}};
+  std::set<std::string> gpu_families;
+  const std::string text = RenderFleetMetrics(view);
+  for (const std::string& line : Lines(text))
+    if (line.rfind("mfu_gpu_", 0) == 0)
+      gpu_families.insert(line.substr(0, line.find('{')));
+  EXPECT_EQ(gpu_families, (std::set<std::string>{"mfu_gpu_finding", "mfu_gpu_sample_timestamp_seconds"})) << text;
+  EXPECT_TRUE(HasLine(text, "mfu_gpu_sample_timestamp_seconds{" + std::string(kLabels) + "} 1700000000")) << text;
+}
+
 TEST(FleetMetrics, LabelValuesEscaped) {
   FleetReport report;
   report.gpus = {BusyH100()};

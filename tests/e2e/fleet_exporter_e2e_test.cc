@@ -148,6 +148,27 @@ TEST(FleetExporterFaults, SentinelsOnly) {
   EXPECT_GE(Value(samples, "mfu_telemetry_sentinels_total"), 8);
 }
 
+// An upstream that answers but whose samples are stamped 10 minutes ago
+// (beyond the 120 s staleness limit): up, but every GPU is "stale" and no
+// value of it is served.
+TEST(FleetExporterFaults, StampedLongAgo) {
+  mfu::testing::ExpositionGenOptions options;
+  options.gpus = mfu_fleet_test::E2eGpus();
+  options.timestamp_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count() -
+      600'000;
+  UpstreamFixture upstream;
+  upstream.SetBody(mfu::testing::GenerateExposition(options));
+  auto exporter = MakeExporter(upstream.url());
+  std::vector<Sample> samples = ParseSamples(exporter->Metrics());
+  EXPECT_EQ(Value(samples, "mfu_upstream_up"), 1);
+  EXPECT_EQ(Find(samples, "mfu_gpu_finding", "code", "stale").size(), 8u);
+  EXPECT_TRUE(Find(samples, "mfu_gpu_estimated_mfu_ratio").empty());
+  EXPECT_TRUE(Find(samples, "mfu_gpu_tensor_active_ratio").empty());
+  EXPECT_EQ(Find(samples, "mfu_gpu_sample_timestamp_seconds").size(), 8u);
+}
+
 TEST(FleetExporterFaults, MaxAgeServesTheOldSnapshotWithItsTimestamp) {
   UpstreamFixture upstream;
   upstream.SetBody(mfu_fleet_test::E2eExposition());
