@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "mfu/fleet_exporter.h"
@@ -80,6 +81,25 @@ std::vector<FleetGpuExtras> ExtrasOf(const TelemetryCapture& capture, const Flee
     out.push_back(it == by_key.end() ? FleetGpuExtras{false, NAN} : it->second);
   }
   return out;
+}
+
+// Pods time-sharing one GPU (one uuid and MIG instance on one host) each
+// report the whole GPU's values: each pod's FLOP/s and peak become 1/n of the
+// GPU's, so the rules' sums count the GPU once and every ratio is unchanged
+// (the analysis weighs its GPU-hours by the same 1/n, gpu_share).
+void ShareTimeSlicedPods(FleetReport& report) {
+  std::map<std::tuple<std::string, std::string, std::string>, int> pods;
+  const auto key = [](const TelemetryDevice& d) { return std::tuple(d.hostname, d.uuid, d.mig_instance); };
+  for (const GpuEstimate& gpu : report.gpus)
+    if (!gpu.device.uuid.empty())
+      ++pods[key(gpu.device)];
+  for (GpuEstimate& gpu : report.gpus) {
+    const int n = gpu.device.uuid.empty() ? 1 : pods[key(gpu.device)];
+    if (n > 1) {
+      gpu.estimated_flops /= n;
+      gpu.peak_flops /= n;
+    }
+  }
 }
 
 bool HasAnyValue(const TelemetryCapture& capture) {
@@ -174,6 +194,7 @@ struct FleetExporter::Impl {
     auto snapshot = std::make_shared<Snapshot>();
     snapshot->extras = ExtrasOf(*capture, *report);
     snapshot->report = std::move(report).value();
+    ShareTimeSlicedPods(snapshot->report);
     snapshot->unix_ms = UnixMs();
     out.snapshot = std::move(snapshot);
     return out;

@@ -169,6 +169,29 @@ TEST(FleetExporterFaults, StampedLongAgo) {
   EXPECT_EQ(Find(samples, "mfu_gpu_sample_timestamp_seconds").size(), 8u);
 }
 
+// Two pods time-sharing GPU 0 (dcgm-exporter copies the GPU's values to each,
+// #587): each pod keeps the GPU's MFU 0.5 but carries half its FLOP/s and
+// half its peak, so sums over pods count the GPU once:
+// 0.5 x 989.4e12 / 2 = 247.35e12 FLOP/s and 989.4e12 / 2 peak per pod.
+TEST(FleetExporterShares, TimeSlicedPodsShareTheGpu) {
+  auto gpu = mfu_fleet_test::E2eGpus()[0];
+  gpu.k8s_namespace = "team";
+  gpu.pod = "a-0";
+  auto other = gpu;
+  other.pod = "b-0";
+  mfu::testing::ExpositionGenOptions options;
+  options.gpus = {gpu, other};
+  UpstreamFixture upstream;
+  upstream.SetBody(mfu::testing::GenerateExposition(options));
+  auto exporter = MakeExporter(upstream.url());
+  std::vector<Sample> samples = ParseSamples(exporter->Metrics());
+  for (const char* pod : {"a-0", "b-0"}) {
+    EXPECT_NEAR(Value(samples, "mfu_gpu_estimated_mfu_ratio", "pod", pod), 0.5, 1e-9) << pod;
+    EXPECT_NEAR(Value(samples, "mfu_gpu_estimated_flops_per_second", "pod", pod), 247.35e12, 1e3) << pod;
+    EXPECT_NEAR(Value(samples, "mfu_gpu_peak_flops_per_second", "pod", pod), 494.7e12, 1e3) << pod;
+  }
+}
+
 TEST(FleetExporterFaults, MaxAgeServesTheOldSnapshotWithItsTimestamp) {
   UpstreamFixture upstream;
   upstream.SetBody(mfu_fleet_test::E2eExposition());
