@@ -44,7 +44,7 @@ const std::vector<FlagSpec> kVocabulary = {
     {"generic model: learned position rows", "--position-embeddings", "", "", MODEL_CMDS, K::kInteger, 1, kMaxCount},
     // The hardware.
     {"GPU: accelerator id, alias or name", "--gpu", "-g", "", "calc predict plan infer trace", K::kText},
-    {"accelerator table file", "--hardware-file", "", "", "calc predict plan infer trace hw", K::kText},
+    {"accelerator table file", "--hardware-file", "", "", "calc predict plan infer trace hw fleet", K::kText},
     {"cluster preset", "--cluster", "", "", TRAIN_CMDS " infer", K::kText},
     {"cluster table file", "--cluster-file", "", "", TRAIN_CMDS " calibrate kernels clusters", K::kText},
     {"GPU count of the job (infer: of one replica)", "--gpus", "-n", "", "calc memory predict plan infer", K::kInteger,
@@ -142,7 +142,7 @@ const std::vector<FlagSpec> kVocabulary = {
     {"keep python_function events", "--python", "", "", "trace", K::kSwitch},
     {"exit 1 on error diagnostics", "--strict", "", "", "trace", K::kSwitch},
     {"more detail", "--verbose", "-v", "", "trace", K::kSwitch},
-    {"CSV output directory", "--csv", "", "", "trace", K::kText},
+    {"CSV output directory", "--csv", "", "", "trace fleet", K::kText},
     {"ranks shown in detail (all, or 0,3)", "--ranks", "", "", "trace", K::kText},
     {"most events per trace file (0: no cap)", "--max-events", "", "", "trace", K::kInteger, 0, 1e12},
     {"no progress line on stderr", "--quiet", "-q", "", "trace", K::kSwitch},
@@ -174,12 +174,14 @@ const std::vector<FlagSpec> kVocabulary = {
     {"precision of the jobs' GEMMs (the dense peak)", "--precision", "", "", "fleet", K::kText},
     {"jobs' own throughput (JSON)", "--jobs", "", "", "fleet", K::kText},
     {"dcgm-exporter's job mapping directory", "--hpc-job-mapping-dir", "", "", "fleet", K::kText},
-    {"accelerator table file", "--hardware-file", "", "", "fleet", K::kText},
     {"Unix time (s) of the staleness check", "--now", "", "", "fleet", K::kNumber, 0, 1e11},
     {"seconds one snapshot stands for", "--interval", "", "", "fleet", K::kPositive, 0, 86400},
     {"seconds after which a sample is stale", "--stale-after", "", "", "fleet", K::kPositive, 0, kMaxSeconds},
-    {"CSV output directory", "--csv", "", "", "fleet", K::kText},
     // fleet serve, rules, dashboard (the exporter).
+    {"upstream exporter URL or file", "--upstream", "", "", "fleet", K::kText},
+    {"address to serve /metrics on (HOST:PORT)", "--listen", "", "", "fleet", K::kText},
+    {"upstream connect and read time-out (s)", "--upstream-timeout", "", "", "fleet", K::kPositive, 0, 3600},
+    {"serve the last good snapshot this long (s)", "--max-age", "", "", "fleet", K::kNumber, 0, kMaxSeconds},
 };
 
 #undef MODEL_CMDS
