@@ -305,10 +305,9 @@ bool ParseTimestampMs(std::string_view s, int64_t* ms) {
   return true;
 }
 
-// The pair as Prometheus writes it, [1700000000.5,"0.25"] with no spaces:
-// parsed in one pass; returns the byte after ']', or nullptr for anything
-// else (the general path then parses it or names the error).
-const char* FastPair(const char* p, const char* end, int64_t* ms, std::string_view* value) {
+// The "[t," of a pair as Prometheus writes it, [1700000000.5,"0.25"] with
+// no spaces: returns the byte after the value's opening quote, or nullptr.
+const char* FastTime(const char* p, const char* end, int64_t* ms) {
   if (end - p < 6 || *p != '[')
     return nullptr;
   ++p;
@@ -335,7 +334,17 @@ const char* FastPair(const char* p, const char* end, int64_t* ms, std::string_vi
   }
   if (end - p < 4 || p[0] != ',' || p[1] != '"')
     return nullptr;
-  p += 2;
+  *ms = whole * 1000 + frac;
+  return p + 2;
+}
+
+// The whole pair in that shape, parsed in one pass; returns the byte after
+// ']', or nullptr for anything else (the general path then parses it or
+// names the error).
+const char* FastPair(const char* p, const char* end, int64_t* ms, std::string_view* value) {
+  p = FastTime(p, end, ms);
+  if (p == nullptr)
+    return nullptr;
   const char* v = p;
   while (p < end && *p != '"') {
     if (*p == '\\' || static_cast<unsigned char>(*p) < 0x20)
@@ -344,7 +353,6 @@ const char* FastPair(const char* p, const char* end, int64_t* ms, std::string_vi
   }
   if (end - p < 2 || p[1] != ']')
     return nullptr;
-  *ms = whole * 1000 + frac;
   *value = std::string_view(v, static_cast<size_t>(p - v));
   return p + 2;
 }
@@ -352,42 +360,52 @@ const char* FastPair(const char* p, const char* end, int64_t* ms, std::string_vi
 // 10^0 .. 10^15, for FastSample's decimals (ParseSampleValue's fast path).
 constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
 
-// FastPair with the value parsed as it is scanned, [1700000000.5,"0.25"]:
-// a plain decimal of up to 15 digits is m / 10^k (exactly what
-// ParseSampleValue computes), a longer one goes to from_chars, anything
-// else to ParseSampleValue. Returns the byte after ']', or nullptr when the
-// pair is not of this shape or its value not a number (Next then names the
-// error).
-const char* FastSample(const char* p, const char* end, int64_t* ms, double* v) {
-  std::string_view value;
-  const char* after = FastPair(p, end, ms, &value);
-  if (after == nullptr)
+// FastPair with the value parsed in the same scan: a plain decimal of up to
+// 15 digits is m / 10^k (exactly what ParseSampleValue computes), a longer
+// one goes to from_chars, anything else to ParseSampleValue. Returns the
+// byte after ']', or nullptr when the pair is not of this shape or its
+// value not a number (Next then names the error).
+const char* FastSample(const char* p, const char* end, int64_t* ms, double* out) {
+  p = FastTime(p, end, ms);
+  if (p == nullptr)
     return nullptr;
+  const char* v = p;
   uint64_t m = 0;
   int digits = 0, frac = 0;
-  bool dot = false, plain = !value.empty() && value[0] >= '0' && value[0] <= '9';
-  for (size_t i = 0; plain && i < value.size(); ++i) {
-    const char c = value[i];
-    if (c >= '0' && c <= '9') {
-      m = m * 10 + static_cast<uint64_t>(c - '0');
-      frac += dot ? 1 : 0;
+  bool dot = false, plain = true;
+  for (; p < end; ++p) {
+    const char c = *p;
+    const auto digit = static_cast<unsigned>(static_cast<unsigned char>(c)) - unsigned{'0'};
+    if (digit < 10) {
+      m = m * 10 + digit;  // wraps past 19 digits: then unused
       ++digits;
+      frac += dot ? 1 : 0;
+    } else if (c == '"') {
+      break;
     } else if (c == '.' && !dot) {
       dot = true;
+    } else if (c == '\\' || static_cast<unsigned char>(c) < 0x20) {
+      return nullptr;
     } else {
       plain = false;
     }
   }
+  if (end - p < 2 || p[1] != ']')
+    return nullptr;
+  const std::string_view value(v, static_cast<size_t>(p - v));
+  plain = plain && digits > 0;
   if (plain && digits <= 15) {
-    *v = static_cast<double>(m) / kPow10[frac];
-    return after;
+    *out = static_cast<double>(m) / kPow10[frac];
+  } else if (plain && *v != '.') {
+    // Digits and one dot at most; out of range (hundreds of digits) goes
+    // to the general path, which maps it as Go does.
+    const std::from_chars_result r = std::from_chars(value.data(), value.data() + value.size(), *out);
+    if (r.ec != std::errc() || r.ptr != value.data() + value.size())
+      return nullptr;
+  } else if (!ParseSampleValue(value, out)) {
+    return nullptr;
   }
-  if (plain) {
-    // Digits and at most one dot, no exponent: never out of range.
-    const std::from_chars_result r = std::from_chars(value.data(), value.data() + value.size(), *v);
-    return r.ec == std::errc() && r.ptr == value.data() + value.size() ? after : nullptr;
-  }
-  return ParseSampleValue(value, v) ? after : nullptr;
+  return p + 2;
 }
 
 // The values array as Prometheus writes it, [[1700000000.5,"0.25"],...] with
@@ -409,9 +427,12 @@ const char* SkipPairsFast(const char* p, const char* end) {
     if (end - p < 4 || p[0] != ',' || p[1] != '"')
       return nullptr;
     p += 2;
-    while (p < end && *p != '"' && *p != '\\')
-      ++p;
-    if (end - p < 3 || p[0] != '"' || p[1] != ']')
+    // The first quote closes the string unless a backslash precedes it.
+    const auto* quote = static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(end - p)));
+    if (quote == nullptr || quote[-1] == '\\')
+      return nullptr;
+    p = quote;
+    if (end - p < 3 || p[1] != ']')
       return nullptr;
     p += 2;
     if (*p == ']')
