@@ -11,6 +11,7 @@
 // buffer and hands it to the visitor. Beyond the input, the reader holds
 // one index row per series, the devices, and one device's points.
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -305,15 +306,39 @@ bool ParseTimestampMs(std::string_view s, int64_t* ms) {
   return true;
 }
 
-// The pair as Prometheus writes it, [1700000000.5,"0.25"] with no spaces:
-// parsed in one pass; returns the byte after ']', or nullptr for anything
-// else (the general path then parses it or names the error).
-const char* FastPair(const char* p, const char* end, int64_t* ms, std::string_view* value) {
+// Whether the 8 bytes of `w` (little-endian, as loaded by memcpy) are all
+// ASCII digits, and their value (Lemire's SWAR conversion).
+constexpr bool IsEightDigits(uint64_t w) {
+  return ((w & 0xF0F0F0F0F0F0F0F0ull) | (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
+         0x3333333333333333ull;
+}
+constexpr uint64_t EightDigits(uint64_t w) {
+  w -= 0x3030303030303030ull;
+  w = w * 10 + (w >> 8);
+  return ((w & 0x000000FF000000FFull) * (100 + (1000000ull << 32)) +
+          ((w >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32))) >>
+         32;
+}
+static_assert(std::endian::native == std::endian::little);
+
+// The "[t," of a pair as Prometheus writes it, [1700000000.5,"0.25"] with
+// no spaces: returns the byte after the value's opening quote, or nullptr.
+const char* FastTime(const char* p, const char* end, int64_t* ms) {
   if (end - p < 6 || *p != '[')
     return nullptr;
   ++p;
   int64_t whole = 0;
   int digits = 0;
+  if (end - p >= 8) {
+    // Epoch seconds have 10 digits: the first 8 in one word (SWAR).
+    uint64_t w = 0;
+    std::memcpy(&w, p, 8);
+    if (IsEightDigits(w)) {
+      whole = static_cast<int64_t>(EightDigits(w));
+      digits = 8;
+      p += 8;
+    }
+  }
   while (p < end && *p >= '0' && *p <= '9' && digits < 15) {
     whole = whole * 10 + (*p++ - '0');
     ++digits;
@@ -335,7 +360,17 @@ const char* FastPair(const char* p, const char* end, int64_t* ms, std::string_vi
   }
   if (end - p < 4 || p[0] != ',' || p[1] != '"')
     return nullptr;
-  p += 2;
+  *ms = whole * 1000 + frac;
+  return p + 2;
+}
+
+// The whole pair in that shape, parsed in one pass; returns the byte after
+// ']', or nullptr for anything else (the general path then parses it or
+// names the error).
+const char* FastPair(const char* p, const char* end, int64_t* ms, std::string_view* value) {
+  p = FastTime(p, end, ms);
+  if (p == nullptr)
+    return nullptr;
   const char* v = p;
   while (p < end && *p != '"') {
     if (*p == '\\' || static_cast<unsigned char>(*p) < 0x20)
@@ -344,9 +379,97 @@ const char* FastPair(const char* p, const char* end, int64_t* ms, std::string_vi
   }
   if (end - p < 2 || p[1] != ']')
     return nullptr;
-  *ms = whole * 1000 + frac;
   *value = std::string_view(v, static_cast<size_t>(p - v));
   return p + 2;
+}
+
+// 10^0 .. 10^15, for FastSample's decimals (ParseSampleValue's fast path).
+constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
+// FastPair with the value parsed in the same scan: a plain decimal of up to
+// 15 digits is m / 10^k (exactly what ParseSampleValue computes), a longer
+// one goes to from_chars, anything else to ParseSampleValue. Returns the
+// byte after ']', or nullptr when the pair is not of this shape or its
+// value not a number (Next then names the error).
+const char* FastSample(const char* p, const char* end, int64_t* ms, double* out) {
+  p = FastTime(p, end, ms);
+  if (p == nullptr)
+    return nullptr;
+  const char* v = p;
+  uint64_t m = 0;
+  int digits = 0, frac = 0;
+  bool dot = false, plain = true;
+  for (; p < end; ++p) {
+    const char c = *p;
+    const auto digit = static_cast<unsigned>(static_cast<unsigned char>(c)) - unsigned{'0'};
+    if (digit < 10) {
+      m = m * 10 + digit;  // wraps past 19 digits: then unused
+      ++digits;
+      frac += dot ? 1 : 0;
+    } else if (c == '"') {
+      break;
+    } else if (c == '.' && !dot) {
+      dot = true;
+    } else if (c == '\\' || static_cast<unsigned char>(c) < 0x20) {
+      return nullptr;
+    } else {
+      plain = false;
+    }
+  }
+  if (end - p < 2 || p[1] != ']')
+    return nullptr;
+  const std::string_view value(v, static_cast<size_t>(p - v));
+  plain = plain && digits > 0;
+  if (plain && digits <= 15) {
+    *out = static_cast<double>(m) / kPow10[frac];
+  } else if (plain && *v != '.') {
+    // Digits and one dot at most; out of range (hundreds of digits) goes
+    // to the general path, which maps it as Go does.
+    const std::from_chars_result r = std::from_chars(value.data(), value.data() + value.size(), *out);
+    if (r.ec != std::errc() || r.ptr != value.data() + value.size())
+      return nullptr;
+  } else if (!ParseSampleValue(value, out)) {
+    return nullptr;
+  }
+  return p + 2;
+}
+
+// The values array as Prometheus writes it, [[1700000000.5,"0.25"],...] with
+// no spaces and no escapes: skipped pair by pair, which is what the index
+// pass spends its time on. Returns the byte after the closing ']', or
+// nullptr for any other shape (SkipValue then decides).
+const char* SkipPairsFast(const char* p, const char* end) {
+  if (end - p < 2 || *p != '[')
+    return nullptr;
+  ++p;
+  if (*p == ']')
+    return p + 1;
+  while (true) {
+    if (end - p < 6 || *p != '[')
+      return nullptr;
+    ++p;
+    uint64_t w = 0;
+    if (end - p >= 8 && (std::memcpy(&w, p, 8), IsEightDigits(w)))
+      p += 8;
+    while (p < end && ((*p >= '0' && *p <= '9') || *p == '.'))
+      ++p;
+    if (end - p < 4 || p[0] != ',' || p[1] != '"')
+      return nullptr;
+    p += 2;
+    // The first quote closes the string unless a backslash precedes it.
+    const auto* quote = static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(end - p)));
+    if (quote == nullptr || quote[-1] == '\\')
+      return nullptr;
+    p = quote;
+    if (end - p < 3 || p[1] != ']')
+      return nullptr;
+    p += 2;
+    if (*p == ']')
+      return p + 1;
+    if (*p != ',')
+      return nullptr;
+    ++p;
+  }
 }
 
 class QueryRangeReader {
@@ -499,7 +622,9 @@ class QueryRangeReader {
         } else if ((key == "values" || key == "value") && j.Peek('[')) {
           s.single = key == "value";
           s.values = j.pos();
-          if (!j.SkipValue())
+          if (const char* after = s.single ? nullptr : SkipPairsFast(j.pos(), j.end()))
+            j.set_pos(after);
+          else if (!j.SkipValue())
             return Error(Path(index, "." + key), "malformed array (truncated JSON?)");
           s.values_end = j.pos();
           have_values = true;
@@ -560,7 +685,27 @@ class QueryRangeReader {
     double v = 0;
   };
 
+  // The next pair of `c`: `has` false past the end.
   Status Next(Cursor& c) {
+    // The common case, ",[t,\"v\"]" with a later time, inline; anything else
+    // (first pair, end, spaces, errors) through NextSlow.
+    const char* p = c.j.pos();
+    if (!c.s->single && c.element > 0 && p < c.j.end() && *p == ',') {
+      int64_t t = 0;
+      double v = 0;
+      const char* after = FastSample(p + 1, c.j.end(), &t, &v);
+      if (after != nullptr && t > c.t) {
+        c.j.set_pos(after);
+        c.t = t;
+        c.v = v;
+        ++c.element;
+        return Status::Ok();
+      }
+    }
+    return NextSlow(c);
+  }
+
+  Status NextSlow(Cursor& c) {
     Json& j = c.j;
     if (c.s->single) {
       if (c.element > 0) {
