@@ -252,8 +252,9 @@ void AddFleetFindings(int64_t now_ms, double stale_after_s, const std::vector<ui
   for (const auto& [gpu, members] : by_gpu) {
     if (members.size() < 2)
       continue;
-    const bool identical = std::all_of(members.begin(), members.end(),
-                                       [&](size_t i) { return fingerprints[i] == fingerprints[members[0]]; });
+    const auto first = fingerprints[members[0]];  // a copy: clang 14 cannot capture a structured binding
+    const bool identical =
+        std::all_of(members.begin(), members.end(), [&](size_t i) { return fingerprints[i] == first; });
     std::string pods;
     for (size_t i : members)
       pods += (pods.empty() ? "" : ", ") + gpus[i].device.pod;
