@@ -120,18 +120,38 @@ std::string Bands(const std::array<double, kNumMfuBands>& h) {
 }
 
 void PrintGpus(std::ostream& out, const FleetReport& r, int width) {
-  Table t({"GPU", "model", "job", "util", "tensor", "SM MHz", "est. TFLOP/s", "est. MFU", "MBU", "throttle"});
+  // The GPU's index first (a table's first column never wraps), its node,
+  // pod and job in text columns that wrap; the figures are the estimate
+  // line's estimates.
+  const bool pods =
+      std::any_of(r.gpus.begin(), r.gpus.end(), [](const GpuEstimate& g) { return !g.device.pod.empty(); });
+  std::vector<std::string> header = {"GPU", "node", "model", "job"};
+  if (pods)
+    header.push_back("pod");
+  for (const char* h : {"util", "tensor", "SM MHz", "TFLOP/s", "MFU", "MBU", "throttle"})
+    header.push_back(h);
+  Table t(header);
   for (const GpuEstimate& g : r.gpus) {
-    t.AddRow({GpuLabel(g.device), g.accelerator.empty() ? g.device.model_name : g.accelerator,
-              g.job_id.empty() ? "-" : g.job_id, Pct(g.gpu_util), Pct(g.tensor_active), Fix(g.sm_clock_mhz, 0),
-              Fix(g.estimated_flops / 1e12, 1), Pct(g.estimated_mfu), Pct(g.estimated_mbu),
-              g.throttle_reasons.empty() ? "-" : base::Join(g.throttle_reasons, " ")});
+    const TelemetryDevice& d = g.device;
+    std::string gpu = d.gpu.empty() ? (d.uuid.empty() ? "?" : d.uuid) : d.gpu;
+    if (!d.mig_instance.empty())
+      gpu += " mig " + d.mig_instance;
+    std::vector<std::string> row = {gpu, d.hostname.empty() ? "-" : d.hostname,
+                                    g.accelerator.empty() ? d.model_name : g.accelerator,
+                                    g.job_id.empty() ? "-" : g.job_id};
+    if (pods)
+      row.push_back(d.pod.empty() ? "-" : d.pod);
+    for (std::string cell : {Pct(g.gpu_util), Pct(g.tensor_active), Fix(g.sm_clock_mhz, 0),
+                             Fix(g.estimated_flops / 1e12, 1), Pct(g.estimated_mfu), Pct(g.estimated_mbu),
+                             g.throttle_reasons.empty() ? "-" : base::Join(g.throttle_reasons, " ")})
+      row.push_back(std::move(cell));
+    t.AddRow(row);
   }
   t.Print(out, width);
 }
 
 void PrintJobs(std::ostream& out, const FleetReport& r, int width) {
-  Table t({"job", "source", "GPUs", "est. MFU", "min", "median", "max", "reported MFU", "reported/est.", "stragglers"});
+  Table t({"job", "source", "GPUs", "est. MFU", "min", "median", "max", "reported MFU", "ratio", "stragglers"});
   for (const JobEstimate& j : r.jobs) {
     t.AddRow({j.id, j.source, std::to_string(j.gpus.size()), Pct(j.estimated_mfu), Pct(j.mfu_min), Pct(j.mfu_median),
               Pct(j.mfu_max), j.reported_mfu ? Pct(*j.reported_mfu) : "-",
@@ -177,8 +197,8 @@ std::string RenderFleetText(const FleetReport& r, const TextOptions& options) {
   std::ostringstream out;
   const int width = options.width;
   out << report::LabelLine("telemetry",
-                           fmt::format("{}: {} series, {} samples ({} sentinels dropped)", r.origin, r.gpus.size(),
-                                       r.read.samples, r.read.sentinels),
+                           fmt::format("{}: {} device{}, {} samples ({} sentinels dropped)", r.origin, r.gpus.size(),
+                                       r.gpus.size() == 1 ? "" : "s", r.read.samples, r.read.sentinels),
                            width);
   out << report::LabelLine(
       "estimate",
