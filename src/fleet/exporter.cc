@@ -218,11 +218,17 @@ struct FleetExporter::Impl {
     if (status.up) {
       const double credit =
           last_ok ? std::min(std::chrono::duration<double>(now - last_good_steady).count(), kMaxBandCreditS) : 0.0;
+      // Counters of devices the upstream no longer reports are dropped (pods
+      // come and go: the map would grow without bound); a device that comes
+      // back starts from 0, a counter reset Prometheus' increase() handles.
+      std::map<std::string, std::array<double, kNumMfuBands>> kept;
       for (const GpuEstimate& gpu : scrape.snapshot->report.gpus) {
-        auto& bands = band_seconds.try_emplace(gpu.device.Key()).first->second;
+        const std::string key = gpu.device.Key();
+        auto& bands = kept.try_emplace(key, band_seconds[key]).first->second;
         if (std::optional<MfuBand> band = SnapshotBand(gpu); band && !IsStaleEstimate(gpu))
           bands[static_cast<size_t>(*band)] += credit;
       }
+      band_seconds = std::move(kept);
       last_good = scrape.snapshot;
       last_good_steady = now;
       status.last_success_unix_s = static_cast<double>(scrape.snapshot->unix_ms) / 1e3;
