@@ -22,13 +22,15 @@ ALLOWED = {
     "flops": {"base", "model", "hwdb"},
     "trace": {"base", "model", "hwdb", "flops"},
     "plan": {"base", "model", "hwdb", "flops"},
-    "fleet": {"base", "model", "hwdb", "flops"},
+    "log": {"base", "model", "hwdb", "flops"},
+    "goodput": {"base", "model", "hwdb", "flops", "log"},
+    "fleet": {"base", "model", "hwdb", "flops", "log", "goodput"},
     "catalog": {"base", "model", "hwdb", "flops", "trace", "plan"},
-    "report": {"base", "model", "hwdb", "flops", "trace", "plan", "catalog"},
+    "report": {"base", "model", "hwdb", "flops", "trace", "plan", "catalog", "log", "goodput", "fleet"},
     # The front end: the public API (mfu/..., always allowed), report's table
     # helpers and base's string helpers; no module internals.
     "cli": {"base", "report"},
-    "testing": {"base", "model", "hwdb", "flops", "trace", "plan", "catalog"},
+    "testing": {"base", "model", "hwdb", "flops", "trace", "plan", "catalog", "log", "goodput"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s+<([^>]+)>')

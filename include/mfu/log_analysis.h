@@ -1,0 +1,123 @@
+#pragma once
+
+// A training log's timeline checked from first principles: MFU and HFU
+// recomputed per step under the source framework's FLOPs convention and
+// under megatron, against the device's dense peak; the logged TFLOP/s and
+// MFU compared with them and the likely cause named where the numbers allow
+// (A100 fallback peak, sparse or TF32 peak, per-job vs per-device, attention
+// factor, padding counted, world size); warm-up and steady state; throughput
+// regressions and spikes; restarts. The library behind `mfu log`.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mfu/flops.h"
+#include "mfu/hwdb.h"
+#include "mfu/model.h"
+#include "mfu/note.h"
+#include "mfu/status.h"
+#include "mfu/training_log.h"
+
+namespace mfu {
+
+// What the user adds to what the log says. Empty / 0 fields are taken from
+// the log's header; what neither gives leaves MFU unrecomputed (a note says
+// which parameter is missing), never guessed silently.
+struct LogAnalysisRequest {
+  std::optional<ModelSpec> model;  // resolved by the caller (preset, config.json); else built from the header's dims
+  std::string gpu;                 // accelerator name, alias or id; "" -> the header's device name
+  int64_t gpus = 0;                // world size; 0 -> header
+  int64_t seq_len = 0;             // 0 -> header
+  int64_t global_batch = 0;        // sequences per step; 0 -> header / the step lines
+  std::string convention;          // "" -> the source framework's convention (frameworks' table in docs/logs.md)
+  std::string precision;           // "" -> header, else bf16 (stated in a note)
+  std::string recompute;           // "" -> header, else none
+  double tolerance = 0.10;         // relative disagreement beyond which a logged figure is a finding
+  // Steady-state detection: steps whose throughput is within `steady_band`
+  // of the run's median after warm-up.
+  double steady_band = 0.10;
+};
+
+// Finding kinds, stable ids for scripts (docs/logs.md lists each with its
+// cause and remedy).
+//   logged_mfu_mismatch, logged_tflops_mismatch   logged figure vs recomputed, cause unknown
+//   peak_a100_fallback   logged MFU uses the A100's 312 TFLOP/s on another device
+//   peak_sparse          the denominator is the 2:4-sparse datasheet figure
+//   peak_tf32            the denominator is a TF32 figure
+//   peak_other           the printed peak is not the device's dense peak for the precision
+//   quantized_vs_bf16_peak  FP8/MX matmuls measured against the BF16 peak
+//   per_job_vs_per_device   a global quantity divided by one device (or the reverse)
+//   attention_factor     the framework counts attention differently (full vs causal T^2)
+//   padding_counted      FLOPs include padding tokens (HF total_flos, MaxText tokens)
+//   world_size           the logged figure is off by a factor matching a parallel size
+//   sharded_parameters   parameters counted per shard (FSDP / ZeRO-3) in FLOPs or the header
+//   mfu_above_100        any MFU (logged or recomputed) above 100% of the dense peak
+//   tflops_above_peak    logged TFLOP/s per device above the dense peak (async-dispatch timing)
+//   warmup               the first steps (compile, init) excluded from the steady state
+//   regression           throughput dropped and stayed down (>= 3 log lines)
+//   spike                a single slow (or impossibly fast) step line
+//   restart              the step count went backwards or a new header began
+//   skipped_iterations   fp16 overflow: time spent, no update made
+//   missing_input        a parameter needed to recompute MFU is not known
+struct LogFinding {
+  std::string kind;
+  int64_t step = -1;
+  int64_t line = 0;      // 1-based line of the evidence in the log
+  std::string message;   // one sentence with the figures and the remedy
+  std::string evidence;  // the evidence line as printed (trimmed, <= 240 chars)
+};
+
+struct LogSteadyState {
+  int64_t first_step = -1;
+  int64_t last_step = -1;
+  int64_t step_lines = 0;  // timeline entries inside the window
+  double mfu = kLogNaN;    // median of the recomputed MFU (source convention)
+  double mfu_megatron = kLogNaN;
+  double hfu = kLogNaN;
+  double logged_mfu = kLogNaN;  // median of the framework's own figure
+  double tokens_per_s_per_gpu = kLogNaN;
+  double step_time_s = kLogNaN;
+  double tflops_per_gpu = kLogNaN;  // recomputed
+  double logged_tflops_per_gpu = kLogNaN;
+};
+
+struct LogAnalysis {
+  LogTimeline timeline;  // steps with mfu/hfu/mfu_megatron filled
+  // What was used, and where it came from ("flag", "header", "default").
+  std::string model_name;
+  std::string model_source;
+  const Accelerator* gpu = nullptr;  // points into the hardware database; null when unknown
+  std::string gpu_source;
+  int64_t gpus = 0;
+  int64_t seq_len = 0;
+  int64_t global_batch = 0;
+  Convention convention = Convention::kMegatron;  // the source's (or the flag's)
+  std::string convention_source;
+  DType precision = DType::kBf16;
+  Recompute recompute = Recompute::kNone;
+  double peak_flops = 0;             // the dense peak used, FLOP/s per device
+  double model_flops_per_token = 0;  // source convention
+  double megatron_flops_per_token = 0;
+  double hardware_flops_per_token = 0;  // with recompute
+  LogSteadyState steady_state;
+  std::vector<LogFinding> findings;
+  std::vector<Note> notes;
+};
+
+// The timeline checked. kNotFound for an unknown accelerator named by the
+// request; kInvalidArgument naming the parameter (`parameter 'convention'`)
+// for an unknown convention/precision/recompute or a non-positive value.
+// Missing inputs are not errors: MFU stays NaN and a missing_input finding
+// says what to pass.
+StatusOr<LogAnalysis> AnalyzeTrainingLog(LogTimeline timeline, const HardwareDb& hardware,
+                                         const LogAnalysisRequest& request);
+
+// The FLOPs convention each framework's own TFLOP/s/MFU uses: megatron for
+// Megatron-LM/Bridge/NeMo/DeepSpeed, maxtext for MaxText, palm for
+// torchtitan/nanoGPT/picotron, hf for the HF Trainer, llm_foundry for
+// Composer.
+Convention SourceConvention(LogFormat format);
+
+}  // namespace mfu
