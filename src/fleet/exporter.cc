@@ -335,8 +335,8 @@ StatusOr<std::unique_ptr<FleetExporter>> FleetExporter::Create(FleetExporterOpti
     return InvalidArgumentError("--upstream-timeout must be > 0");
   std::unique_ptr<HttpKeepAliveClient> client;
   if (IsHttpUrl(options.upstream)) {
-    MFU_ASSIGN_OR_RETURN(client,
-                         HttpKeepAliveClient::Create(options.upstream, {options.upstream_timeout_s, kMaxUpstreamBytes}));
+    MFU_ASSIGN_OR_RETURN(
+        client, HttpKeepAliveClient::Create(options.upstream, {options.upstream_timeout_s, kMaxUpstreamBytes}));
   }
   return std::unique_ptr<FleetExporter>(new FleetExporter(std::move(options), std::move(client)));
 }
