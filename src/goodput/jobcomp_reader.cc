@@ -91,8 +91,8 @@ bool LooksLikeSlurmJobComp(std::string_view text) {
 }
 
 StatusOr<std::vector<GoodputEvent>> ReadSlurmJobComp(std::string_view text, std::string_view origin) {
-  std::vector<GoodputEvent> out;
-  int64_t line_no = 0, records = 0;
+  std::vector<SlurmAttempt> attempts;
+  int64_t line_no = 0;
   for (size_t pos = 0; pos < text.size();) {
     const size_t nl = text.find('\n', pos);
     const std::string_view line =
@@ -145,11 +145,20 @@ StatusOr<std::vector<GoodputEvent>> ReadSlurmJobComp(std::string_view text, std:
     const std::string nodes(get("NodeCnt").value_or(""));
     const std::string list(get("NodeList").value_or(""));
     a.start_detail = nodes.empty() ? list : (list.empty() ? "nodes=" + nodes : "nodes=" + nodes + " " + list);
-    AppendAttemptEvents(a, origin, out);
-    ++records;
+    // A record is written when an attempt ends; one in a state that has not
+    // ended (slurmctld 22.05 logs a requeued job as PENDING) was requeued.
+    if (a.start_s && a.end_s && SlurmStateEndKind(a.state_name) == SlurmStateEnd::kNotEnded) {
+      a.state = fmt::format("REQUEUED (logged as {})", a.state);
+      a.state_name = "REQUEUED";
+    }
+    attempts.push_back(std::move(a));
   }
-  if (records == 0)
+  if (attempts.empty())
     return InvalidArgumentError(fmt::format("{}: no jobcomp/filetxt record", origin));
+  LinkAttempts(attempts);
+  std::vector<GoodputEvent> out;
+  for (const SlurmAttempt& a : attempts)
+    AppendAttemptEvents(a, origin, out);
   return out;
 }
 

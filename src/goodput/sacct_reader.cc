@@ -306,7 +306,9 @@ class SacctReader {
   StatusOr<std::vector<GoodputEvent>> Events() const {
     std::vector<GoodputEvent> out;
     for (const std::string& job : order_) {
-      for (const SlurmAttempt& a : Attempts(jobs_.at(job)))
+      std::vector<SlurmAttempt> attempts = Attempts(jobs_.at(job));
+      LinkAttempts(attempts);
+      for (const SlurmAttempt& a : attempts)
         AppendAttemptEvents(a, origin_, out);
     }
     if (out.empty())

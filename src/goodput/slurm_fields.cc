@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
 #include <ctime>
+#include <map>
 
 #include "base/strings.h"
 
@@ -178,9 +180,24 @@ void AppendAttemptEvents(const SlurmAttempt& attempt, std::string_view origin, s
     add(GoodputEventKind::kJobStart, *attempt.start_s, attempt.start_detail);
   const SlurmStateEnd end = SlurmStateEndKind(attempt.state_name);
   // A job cancelled while pending never started: it ended no attempt.
-  if (attempt.end_s && attempt.start_s && end != SlurmStateEnd::kNotEnded)
-    add(end == SlurmStateEnd::kFailure ? GoodputEventKind::kJobFailed : GoodputEventKind::kJobEnd, *attempt.end_s,
+  if (attempt.end_s && attempt.start_s && end != SlurmStateEnd::kNotEnded) {
+    double end_s = *attempt.end_s + 1;
+    if (attempt.next_start_s && *attempt.next_start_s >= *attempt.end_s)
+      end_s = std::min(end_s, *attempt.next_start_s);
+    add(end == SlurmStateEnd::kFailure ? GoodputEventKind::kJobFailed : GoodputEventKind::kJobEnd, end_s,
         attempt.state);
+  }
+}
+
+void LinkAttempts(std::vector<SlurmAttempt>& attempts) {
+  std::map<std::string, size_t> last;  // job id -> index of its latest attempt so far
+  for (size_t i = 0; i < attempts.size(); ++i) {
+    auto [it, inserted] = last.try_emplace(attempts[i].job_id, i);
+    if (!inserted) {
+      attempts[it->second].next_start_s = attempts[i].start_s;
+      it->second = i;
+    }
+  }
 }
 
 }  // namespace mfu::goodput_internal

@@ -46,10 +46,20 @@ struct SlurmAttempt {
   std::string state_name;    // SlurmStateName(state)
   std::string start_detail;  // "nodes=2 node[01-02]", "" when unknown
   int64_t line = 0;
+  // The start of the same job's next attempt, where one is listed.
+  std::optional<double> next_start_s;
 };
+
+// Sets each attempt's next_start_s from the next attempt of the same job
+// id in `attempts` (in order).
+void LinkAttempts(std::vector<SlurmAttempt>& attempts);
 
 // kQueued (Submit), kJobStart (Start) and kJobEnd or kJobFailed (End, detail
 // the state) for each attempt that has the time, appended to `out`.
+// Slurm's times are whole seconds, truncated: the end is taken when the
+// second it was logged in is over (End + 1 s, no later than the next
+// attempt's start), so that the job's own records from that second (its
+// last steps) fall inside the attempt they belong to.
 void AppendAttemptEvents(const SlurmAttempt& attempt, std::string_view origin, std::vector<GoodputEvent>& out);
 
 }  // namespace mfu::goodput_internal

@@ -9,7 +9,8 @@
 //     07df9429be3b1d81e0ce1c769432c4f180fabb91).
 // Times are read in the process's time zone (Slurm prints local time): the
 // tests run in UTC. Expected epochs are `date -u -d 2026-12-01T10:00:00 +%s`
-// = 1796119200, and offsets from it counted by hand.
+// = 1796119200, and offsets from it counted by hand; an attempt's end is the
+// end of the whole second Slurm logged ("+ 1").
 
 #include <gtest/gtest.h>
 
@@ -67,13 +68,13 @@ TEST_F(SlurmReaders, SacctRequeuedAttemptsAndSteps) {
   ExpectEvents(*events, {
                             {GoodputEventKind::kQueued, kT0, ""},
                             {GoodputEventKind::kJobStart, kT0 + 30, "nodes=2 node[01-02]"},
-                            {GoodputEventKind::kJobFailed, kT0 + 3630, "REQUEUED"},
+                            {GoodputEventKind::kJobFailed, kT0 + 3630 + 1, "REQUEUED"},
                             {GoodputEventKind::kQueued, kT0 + 3640, ""},
                             {GoodputEventKind::kJobStart, kT0 + 3940, "nodes=2 node[01-02]"},
-                            {GoodputEventKind::kJobFailed, kT0 + 11140, "NODE_FAIL"},
+                            {GoodputEventKind::kJobFailed, kT0 + 11140 + 1, "NODE_FAIL"},
                             {GoodputEventKind::kQueued, kT0 + 11160, ""},
                             {GoodputEventKind::kJobStart, kT0 + 11400, "nodes=2 node[03-04]"},
-                            {GoodputEventKind::kJobEnd, kT0 + 15000, "COMPLETED"},
+                            {GoodputEventKind::kJobEnd, kT0 + 15000 + 1, "COMPLETED"},
                         });
   for (const GoodputEvent& e : *events) {
     EXPECT_EQ(e.attempt, "4242");
@@ -101,19 +102,19 @@ TEST_F(SlurmReaders, SacctColumnOrderAndStates) {
   ASSERT_TRUE(events.ok()) << events.status().message();
   ExpectEvents(*events, {
                             {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobEnd, kT0 + 600, "CANCELLED by 1000"},
+                            {GoodputEventKind::kJobEnd, kT0 + 600 + 1, "CANCELLED by 1000"},
                             {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobFailed, kT0 + 600, "TIMEOUT"},
+                            {GoodputEventKind::kJobFailed, kT0 + 600 + 1, "TIMEOUT"},
                             {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobFailed, kT0 + 600, "PREEMPTED"},
+                            {GoodputEventKind::kJobFailed, kT0 + 600 + 1, "PREEMPTED"},
                             {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobFailed, kT0 + 600, "OUT_OF_MEMORY"},
+                            {GoodputEventKind::kJobFailed, kT0 + 600 + 1, "OUT_OF_MEMORY"},
                             {GoodputEventKind::kJobStart, kT0, ""},  // RUNNING: no end yet
                             // PENDING, never started: no event at all
                             {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobEnd, kT0 + 600, "CD"},
+                            {GoodputEventKind::kJobEnd, kT0 + 600 + 1, "CD"},
                             {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobFailed, kT0 + 600, "F"},
+                            {GoodputEventKind::kJobFailed, kT0 + 600 + 1, "F"},
                         });
 }
 
@@ -131,9 +132,9 @@ TEST_F(SlurmReaders, SacctArraysHetJobsAndExitCodes) {
   ASSERT_TRUE(events.ok()) << events.status().message();
   ExpectEvents(*events, {
                             {GoodputEventKind::kJobStart, kT0, "nodes=1 n1"},
-                            {GoodputEventKind::kJobFailed, kT0 + 60, "FAILED (exit 1:0)"},
+                            {GoodputEventKind::kJobFailed, kT0 + 60 + 1, "FAILED (exit 1:0)"},
                             {GoodputEventKind::kJobStart, kT0, "nodes=1 n1"},
-                            {GoodputEventKind::kJobFailed, kT0 + 360, "NODE_FAIL"},
+                            {GoodputEventKind::kJobFailed, kT0 + 360 + 1, "NODE_FAIL"},
                         });
   EXPECT_EQ((*events)[0].attempt, "900_3");
   EXPECT_EQ((*events)[2].attempt, "901");
@@ -155,12 +156,12 @@ TEST_F(SlurmReaders, SacctElapsedStepsOnlyAndRestarts) {
   ASSERT_TRUE(events.ok()) << events.status().message();
   ExpectEvents(*events, {
                             {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobFailed, kT0 + 93784, "FAILED"},
+                            {GoodputEventKind::kJobFailed, kT0 + 93784 + 1, "FAILED"},
                             {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobFailed, kT0 + 1800, "FAILED"},
+                            {GoodputEventKind::kJobFailed, kT0 + 1800 + 1, "FAILED"},
                             {GoodputEventKind::kJobStart, kT0,
                              "requeued 3 times; the earlier attempts are not listed (sacct -D lists them)"},
-                            {GoodputEventKind::kJobEnd, kT0 + 3600, "COMPLETED"},
+                            {GoodputEventKind::kJobEnd, kT0 + 3600 + 1, "COMPLETED"},
                         });
 }
 
@@ -239,12 +240,12 @@ TEST_F(SlurmReaders, JobCompRecords) {
   ExpectEvents(*events, {
                             {GoodputEventKind::kQueued, kT0, ""},
                             {GoodputEventKind::kJobStart, kT0 + 30, "nodes=2 node[01-02]"},
-                            {GoodputEventKind::kJobFailed, kT0 + 3630, "REQUEUED"},
+                            {GoodputEventKind::kJobFailed, kT0 + 3630 + 1, "REQUEUED"},
                             {GoodputEventKind::kQueued, kT0 + 3640, ""},
                             {GoodputEventKind::kJobStart, kT0 + 3940, "nodes=2 node[01-02]"},
-                            {GoodputEventKind::kJobFailed, kT0 + 11140, "NODE_FAIL (exit 0:9)"},
+                            {GoodputEventKind::kJobFailed, kT0 + 11140 + 1, "NODE_FAIL (exit 0:9)"},
                             {GoodputEventKind::kJobStart, kT0, "nodes=1 node03"},
-                            {GoodputEventKind::kJobEnd, kT0 + 60, "COMPLETED"},
+                            {GoodputEventKind::kJobEnd, kT0 + 60 + 1, "COMPLETED"},
                             {GoodputEventKind::kQueued, kT0 + 60, ""},
                         });
   EXPECT_EQ((*events)[0].attempt, "4243");
@@ -264,6 +265,37 @@ TEST_F(SlurmReaders, JobCompErrorsNameOriginLineAndField) {
   EXPECT_EQ(error("JobId=1 JobState=FAILED StartTime=Unknown EndTime=Unknown\nhello\n"),
             "jc.log:2: not a jobcomp/filetxt record (JobId=... JobState=... StartTime=... EndTime=...)");
   EXPECT_EQ(ReadSlurmJobComp("", "jc.log").status().message(), "jc.log: no jobcomp/filetxt record");
+}
+
+// The end of the second is capped by the next attempt of the same job
+// starting in that second; slurmctld 22.05 logs a requeued attempt to
+// jobcomp as PENDING (seen with the real daemons in
+// tests/e2e/goodput_slurm_e2e_test.cc): a requeue, a failure.
+TEST_F(SlurmReaders, EndOfSecondCappedAndRequeueLoggedAsPending) {
+  auto sacct = ReadSacct(
+      "JobID|State|Start|End\n"
+      "50|NODE_FAIL|2026-12-01T10:00:00|2026-12-01T10:00:10\n"
+      "50|COMPLETED|2026-12-01T10:00:10|2026-12-01T10:00:20\n",
+      "s");
+  ASSERT_TRUE(sacct.ok()) << sacct.status().message();
+  ExpectEvents(*sacct, {
+                           {GoodputEventKind::kJobStart, kT0, ""},
+                           {GoodputEventKind::kJobFailed, kT0 + 10, "NODE_FAIL"},
+                           {GoodputEventKind::kJobStart, kT0 + 10, ""},
+                           {GoodputEventKind::kJobEnd, kT0 + 20 + 1, "COMPLETED"},
+                       });
+  auto jobcomp = ReadSlurmJobComp(
+      "JobId=1 UserId=root(0) GroupId=root(0) Name=job.sh JobState=PENDING Partition=debug TimeLimit=UNLIMITED "
+      "StartTime=2026-12-01T10:00:00 EndTime=2026-12-01T10:00:04 NodeList=vm NodeCnt=1 ProcCnt=2 WorkDir=/tmp "
+      "ReservationName= Tres=cpu=1,mem=1M,node=1,billing=1 Account= QOS= WcKey= Cluster=unknown "
+      "SubmitTime=2026-12-01T09:59:59 EligibleTime=2026-12-01T09:59:59 DerivedExitCode=0:0 ExitCode=0:0 \n",
+      "jc");
+  ASSERT_TRUE(jobcomp.ok()) << jobcomp.status().message();
+  ExpectEvents(*jobcomp, {
+                             {GoodputEventKind::kQueued, kT0 - 1, ""},
+                             {GoodputEventKind::kJobStart, kT0, "nodes=1 vm"},
+                             {GoodputEventKind::kJobFailed, kT0 + 4 + 1, "REQUEUED (logged as PENDING)"},
+                         });
 }
 
 TEST_F(SlurmReaders, Detection) {
