@@ -137,15 +137,16 @@ std::vector<Attempt> SplitAttempts(std::span<const GoodputEvent* const> events, 
     }
     Attempt* a = &attempts.back();
     if (e->kind == GoodputEventKind::kStep) {
-      // The same step again within a minute is another source or rank
-      // printing it; later, a step number going back is a restart nobody
-      // recorded.
+      // The last step again, or an earlier one within a minute, is another
+      // source or rank printing it; a step number going back later is a
+      // restart nobody recorded.
       auto it = seen.find(e->step);
-      if (it != seen.end() && t - it->second <= kDuplicateWindowNs) {
+      const bool again = !a->steps.empty() && e->step == a->steps.back().step;
+      if (again || (it != seen.end() && t - it->second <= kDuplicateWindowNs)) {
         ++duplicates;
         continue;
       }
-      if (!a->steps.empty() && e->step <= a->steps.back().step) {  // a restart nobody recorded
+      if (!a->steps.empty() && e->step < a->steps.back().step) {  // a restart nobody recorded
         a->failed = true;
         a->ended = true;
         const Ns last = a->steps.back().end;
