@@ -1,0 +1,150 @@
+// Checkpoint-interval formulas, Daly's expected goodput, the what-if study
+// and duration parsing (goodput.h). Sources: Young 1974, Daly 2006 (FGCS
+// 22(3)), Saxena et al. arXiv:2410.18124; docs/goodput.md.
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+#include <string_view>
+
+#include "mfu/goodput.h"
+
+namespace mfu {
+namespace {
+
+bool Positive(double v) {
+  return std::isfinite(v) && v > 0;
+}
+
+Status BadParameter(const char* name, double v, const char* range) {
+  return InvalidArgumentError(fmt::format("parameter '{}' must be {} (got {})", name, range, v));
+}
+
+}  // namespace
+
+double YoungInterval(double delta_s, double mtbf_s) {
+  if (!Positive(delta_s) || !Positive(mtbf_s))
+    return kLogNaN;
+  return std::sqrt(2 * delta_s * mtbf_s);
+}
+
+double DalyInterval(double delta_s, double mtbf_s) {
+  if (!Positive(delta_s) || !Positive(mtbf_s))
+    return kLogNaN;
+  if (delta_s >= 2 * mtbf_s)
+    return mtbf_s;
+  const double x = delta_s / (2 * mtbf_s);
+  return std::sqrt(2 * delta_s * mtbf_s) * (1 + std::sqrt(x) / 3 + x / 9) - delta_s;
+}
+
+double AvailabilityOptimalInterval(double delta_s, double mtbf_s, double restart_s) {
+  if (!Positive(delta_s) || !Positive(mtbf_s) || !std::isfinite(restart_s) || restart_s < 0)
+    return kLogNaN;
+  // T_c = T_s + sqrt(2 (T_f + T_r) T_s + T_s^2): T_s the save time, T_f the
+  // mean time to failure, T_r the recovery time.
+  return delta_s + std::sqrt(2 * (mtbf_s + restart_s) * delta_s + delta_s * delta_s);
+}
+
+double ExpectedGoodput(double tau_s, double delta_s, double mtbf_s, double restart_s) {
+  if (!Positive(tau_s) || !std::isfinite(delta_s) || delta_s < 0 || !Positive(mtbf_s) || !std::isfinite(restart_s) ||
+      restart_s < 0)
+    return kLogNaN;
+  // G = T_s / T_w = tau / (M e^{R/M} (e^{(tau+delta)/M} - 1)); expm1 keeps
+  // the precision when tau + delta << M.
+  const double denominator = mtbf_s * std::exp(restart_s / mtbf_s) * std::expm1((tau_s + delta_s) / mtbf_s);
+  return denominator > 0 ? tau_s / denominator : kLogNaN;
+}
+
+StatusOr<GoodputWhatIf> GoodputWhatIfStudy(const GoodputWhatIfRequest& request) {
+  if (!Positive(request.mtbf_s))
+    return BadParameter("mtbf", request.mtbf_s, "a positive duration");
+  if (!Positive(request.checkpoint_time_s))
+    return BadParameter("checkpoint_time", request.checkpoint_time_s, "a positive duration");
+  if (!std::isfinite(request.restart_time_s) || request.restart_time_s < 0)
+    return BadParameter("restart_time", request.restart_time_s, "a duration >= 0");
+  if (!std::isfinite(request.interval_s) || request.interval_s < 0)
+    return BadParameter("interval", request.interval_s, "a positive duration");
+  GoodputWhatIf out;
+  out.request = request;
+  const double delta = request.checkpoint_time_s, m = request.mtbf_s, r = request.restart_time_s;
+  CheckpointIntervals& iv = out.intervals;
+  iv.young_s = YoungInterval(delta, m);
+  iv.daly_s = DalyInterval(delta, m);
+  iv.availability_optimal_s = AvailabilityOptimalInterval(delta, m, r);
+  iv.goodput_young = ExpectedGoodput(iv.young_s, delta, m, r);
+  iv.goodput_daly = ExpectedGoodput(iv.daly_s, delta, m, r);
+  iv.goodput_availability_optimal = ExpectedGoodput(iv.availability_optimal_s, delta, m, r);
+  if (request.interval_s > 0) {
+    iv.observed_s = request.interval_s;
+    iv.goodput_observed = ExpectedGoodput(request.interval_s, delta, m, r);
+  }
+  if (delta >= 2 * m) {
+    out.notes.push_back({NoteKind::kWarning, "checkpoint_exceeds_mtbf",
+                         "the checkpoint time is at least twice the MTBF: Daly's interval is the MTBF itself and "
+                         "no interval gives useful goodput"});
+  } else if (delta > 0.1 * m) {
+    out.notes.push_back({NoteKind::kWarning, "checkpoint_not_small",
+                         "the checkpoint time is more than 10% of the MTBF: Young's first-order interval is "
+                         "inaccurate (delta << M does not hold); prefer Daly's"});
+  }
+  if (r > m) {
+    out.notes.push_back({NoteKind::kWarning, "restart_exceeds_mtbf",
+                         "the restart time exceeds the MTBF: the job spends most of its time recovering"});
+  }
+  return out;
+}
+
+StatusOr<double> ParseDuration(std::string_view text) {
+  auto bad = [&]() {
+    return InvalidArgumentError(fmt::format("'{}' is not a duration (examples: 24h, 5m, 90s, 1h30m, 1500ms)", text));
+  };
+  if (text.empty() || text.size() > 64)
+    return bad();
+  double total = 0;
+  size_t i = 0;
+  bool any = false;
+  while (i < text.size()) {
+    const size_t number_start = i;
+    bool digits = false, dot = false;
+    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || (text[i] == '.' && !dot))) {
+      if (text[i] == '.')
+        dot = true;
+      else
+        digits = true;
+      ++i;
+    }
+    if (!digits)
+      return bad();
+    const double value = std::stod(std::string(text.substr(number_start, i - number_start)));
+    const size_t unit_start = i;
+    while (i < text.size() && ((text[i] >= 'a' && text[i] <= 'z') || (text[i] >= 'A' && text[i] <= 'Z')))
+      ++i;
+    const std::string_view unit = text.substr(unit_start, i - unit_start);
+    double scale = 0;
+    if (unit.empty()) {
+      if (any || i != text.size())  // a bare number only on its own: "1h30" is ambiguous
+        return bad();
+      scale = 1;
+    } else if (unit == "ms") {
+      scale = 1e-3;
+    } else if (unit == "s") {
+      scale = 1;
+    } else if (unit == "m" || unit == "min") {
+      scale = 60;
+    } else if (unit == "h") {
+      scale = 3600;
+    } else if (unit == "d") {
+      scale = 86400;
+    } else {
+      return bad();
+    }
+    total += value * scale;
+    any = true;
+  }
+  if (!std::isfinite(total) || total > 1e12)
+    return bad();
+  return total;
+}
+
+}  // namespace mfu
