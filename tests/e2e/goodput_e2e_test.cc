@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -137,6 +138,35 @@ TEST(GoodputE2e, BadFlagsAndFiles) {
   Result json_error = RunMfu({"goodput", "--what-if", "--mtbf", "x", "--checkpoint-time", "1m", "--json"});
   EXPECT_EQ(json_error.exit_code, 2);
   EXPECT_EQ(json::parse(json_error.out)["error"]["kind"], "usage");
+}
+
+// The goodput examples of docs/cli.md's exit-code table, run.
+TEST(GoodputE2e, DocumentedExitCodes) {
+  std::ifstream in(SourcePath("docs/cli.md"));
+  const std::string docs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = docs.find("## Exit codes and errors");
+  ASSERT_NE(at, std::string::npos);
+  const std::string table = docs.substr(at, docs.find("\n## ", at + 1) - at);
+  const std::string no_steps = ::testing::TempDir() + "/goodput_e2e_no_steps.jsonl";
+  std::ofstream(no_steps) << "{\"job_name\": \"j\", \"job_start_time\": 0}\n{\"job_name\": \"j\", \"job_end_time\": 9}\n";
+  struct Example {
+    const char* phrase;
+    std::vector<std::string> args;
+    int code;
+  };
+  const std::vector<Example> examples = {
+      {"a goodput event file that is malformed",
+       {"goodput", SourcePath("tests/data/goodput/README.md"), "--format", "goodput-jsonl"},
+       1},
+      {"holds no training step", {"goodput", no_steps}, 1},
+      {"a duration that is not one (`--mtbf 5x`)",
+       {"goodput", "--what-if", "--mtbf", "5x", "--checkpoint-time", "1m"},
+       2},
+  };
+  for (const Example& e : examples) {
+    EXPECT_NE(table.find(e.phrase), std::string::npos) << e.phrase;
+    EXPECT_EQ(RunMfu(e.args).exit_code, e.code) << e.phrase;
+  }
 }
 
 }  // namespace
