@@ -19,7 +19,7 @@ constexpr double kMaxTokens = 1e18;   // a token budget
 
 #define MODEL_CMDS "flops calc memory predict plan infer"
 #define TRAIN_CMDS "predict plan"
-#define ANY_JSON "flops calc memory trace predict plan calibrate kernels infer hw models clusters fleet"
+#define ANY_JSON "flops calc memory trace predict plan calibrate kernels infer hw models clusters fleet goodput"
 
 using K = ValueKind;
 
@@ -182,6 +182,15 @@ const std::vector<FlagSpec> kVocabulary = {
     {"address to serve /metrics on (HOST:PORT)", "--listen", "", "", "fleet", K::kText},
     {"upstream connect and read time-out (s)", "--upstream-timeout", "", "", "fleet", K::kPositive, 0, 3600},
     {"serve the last good snapshot this long (s)", "--max-age", "", "", "fleet", K::kNumber, 0, kMaxSeconds},
+    // goodput (durations are text: 24h, 5m, 90s, 1h30m, 2d, 1500ms, seconds).
+    {"event files (logs, progress.txt, JSONL, sacct)", "EVENTS", "", "", "goodput", K::kText},
+    {"event source format of every file", "--format", "", "", "goodput", K::kText},
+    {"steady-state MFU (fraction) for effective MFU", "--mfu", "", "", "goodput", K::kNumber, 0, 1},
+    {"no events: intervals from the durations", "--what-if", "", "", "goodput", K::kSwitch},
+    {"the job's mean time between failures (duration)", "--mtbf", "", "", "goodput plan", K::kText},
+    {"blocking checkpoint save time (duration)", "--checkpoint-time", "", "", "goodput plan", K::kText},
+    {"failure to training again (duration)", "--restart-time", "", "", "goodput plan", K::kText},
+    {"a checkpoint interval to evaluate (duration)", "--interval", "", "", "goodput", K::kText},
 };
 
 #undef MODEL_CMDS
