@@ -138,8 +138,9 @@ StatusOr<LogTimeline> MergeTrainingLogs(std::vector<LogTimeline> timelines);
 // Reads `paths` through `fs` (ReadTrainingLogFile), merges them and
 // analyzes the result; then fills each finding's `origin` and `evidence`
 // from the files' text (ANSI codes removed, trimmed to 240 characters).
-// Errors: the reader's (kNotFound for a missing file, kInvalidArgument for a
-// file without step lines), then AnalyzeTrainingLog's.
+// Errors: the reader's (kNotFound for a missing file; a file without step
+// lines, kInvalidArgument from the reader, becomes kParse: the data is
+// wrong, not the request), then AnalyzeTrainingLog's.
 StatusOr<LogAnalysis> AnalyzeTrainingLogFiles(const FileSystem& fs, const std::vector<std::string>& paths,
                                               const LogReadOptions& read, const HardwareDb& hardware,
                                               const LogAnalysisRequest& request);

@@ -26,7 +26,11 @@ StatusOr<LogAnalysis> AnalyzeTrainingLogFiles(const FileSystem& fs, const std::v
   std::vector<int32_t> first_attempt;  // per file, in the merged numbering
   int32_t attempts = 0;
   for (const std::string& path : paths) {
-    MFU_ASSIGN_OR_RETURN(LogTimeline t, ReadTrainingLogFile(fs, path, read));
+    StatusOr<LogTimeline> read_one = ReadTrainingLogFile(fs, path, read);
+    // A file without step lines is wrong data (exit 1), not a wrong request.
+    if (!read_one.ok() && read_one.status().code() == StatusCode::kInvalidArgument)
+      return ParseError(read_one.status().message());
+    MFU_ASSIGN_OR_RETURN(LogTimeline t, std::move(read_one));
     first_attempt.push_back(attempts);
     attempts += std::max<int32_t>(1, t.attempts);
     timelines.push_back(std::move(t));
