@@ -119,9 +119,11 @@ struct LogAnalysis {
   std::vector<Note> notes;
 };
 
-// The timeline checked. kNotFound for an unknown accelerator named by the
-// request; kInvalidArgument naming the parameter (`parameter 'convention'`)
-// for an unknown convention/precision/recompute or a non-positive value.
+// The timeline checked. kInvalidArgument naming the parameter (`parameter
+// 'gpu'`, `parameter 'convention'`) for an unknown accelerator, convention,
+// precision or recompute named by the request, a precision the accelerator
+// has no dense peak for, or an out-of-range value (an unknown name is a
+// usage error, exit 2, as everywhere in docs/cli.md).
 // Missing inputs are not errors: MFU stays NaN and a missing_input finding
 // says what to pass.
 StatusOr<LogAnalysis> AnalyzeTrainingLog(LogTimeline timeline, const HardwareDb& hardware,

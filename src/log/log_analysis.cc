@@ -106,9 +106,10 @@ Status ResolveRecompute(const LogAnalysisRequest& r, const LogHeader& h, LogAnal
 
 Status ResolveGpu(const LogAnalysisRequest& r, const LogHeader& h, const HardwareDb& db, LogAnalysis& a) {
   if (!r.gpu.empty()) {
+    // An unknown name on the command line is a usage error (docs/cli.md).
     StatusOr<const Accelerator*> g = db.Find(r.gpu);
     if (!g.ok())
-      return NotFoundError("parameter 'gpu': " + g.status().message());
+      return InvalidArgumentError("parameter 'gpu': " + g.status().message());
     a.gpu = *g;
     a.gpu_source = "flag";
     return Status::Ok();

@@ -309,7 +309,8 @@ TEST(AnalyzeTrainingLog, BadRequestsNameTheParameter) {
   r.gpu = "no-such-gpu-xyz";
   a = AnalyzeTrainingLog(t, Db(), r);
   ASSERT_FALSE(a.ok());
-  EXPECT_EQ(a.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(a.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(a.status().message().find("parameter 'gpu'"), std::string::npos);
   r = TitanRequest();
   r.tolerance = 0;
   EXPECT_EQ(AnalyzeTrainingLog(t, Db(), r).status().code(), StatusCode::kInvalidArgument);
