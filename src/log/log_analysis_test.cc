@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "log/log_test_util.h"
+#include "log/analysis_test_util.h"
 #include "mfu/file_system.h"
 
 namespace mfu {

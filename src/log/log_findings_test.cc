@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "log/log_test_util.h"
+#include "log/analysis_test_util.h"
 
 namespace mfu {
 namespace {

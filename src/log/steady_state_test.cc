@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "log/log_analysis_internal.h"
-#include "log/log_test_util.h"
+#include "log/analysis_test_util.h"
 
 namespace mfu {
 namespace {
