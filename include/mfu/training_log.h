@@ -113,6 +113,7 @@ struct LogStep {
   double loss_scale = kLogNaN;
   int64_t global_batch = 0;        // sequences, where the line prints it
   int64_t consumed_samples = -1;   // cumulative sequences, -1 when not printed
+  double consumed_tokens = kLogNaN;  // cumulative tokens of the job (HF num_input_tokens_seen, picotron Tokens)
   int32_t skipped_iterations = 0;  // fp16 overflow steps within the interval
   int32_t nan_iterations = 0;
   double logged_tflops_per_gpu = kLogNaN;  // the framework's own TFLOP/s per device
