@@ -74,6 +74,10 @@ struct LogHeader {
   std::string device_name;           // "NVIDIA H100 80GB HBM3", "Intel(R) Data Center GPU Max 1550"
   double peak_flops_used = kLogNaN;  // the framework's MFU denominator (torchtitan, OLMo-core), FLOP/s
   int64_t peak_flops_line = 0;
+  // The framework's own model FLOPs per optimizer step per device (MaxText
+  // "Per train step: Total TFLOPs: 764.67"), FLOPs; NaN when not printed.
+  double logged_flops_per_step_per_gpu = kLogNaN;
+  int64_t logged_flops_line = 0;
   std::string precision;  // "bf16", "fp16", "fp8", "fp32" where the header says
   std::string recompute;  // Megatron recompute_granularity: "full", "selective", ""
   // The architecture where the log dumps it (Megatron's argument dump,
