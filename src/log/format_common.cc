@@ -38,65 +38,65 @@ double TimestampOf(std::string_view s) {
 
 // "2025-03-04 00:44:44,441 - root - INFO - " (Python logging's default
 // "%(asctime)s - %(name)s - %(levelname)s - %(message)s").
-bool StripPythonLogging(LoggedText& t) {
-  size_t n = TimestampLength(t.text);
-  if (n == 0 || t.text.substr(n, 3) != " - ") {
+bool StripPythonLogging(LoggerPrefix& t) {
+  size_t n = TimestampLength(t.message);
+  if (n == 0 || t.message.substr(n, 3) != " - ") {
     return false;
   }
-  size_t name_end = t.text.find(" - ", n + 3);
+  size_t name_end = t.message.find(" - ", n + 3);
   if (name_end == std::string_view::npos) {
     return false;
   }
-  size_t level_end = t.text.find(" - ", name_end + 3);
+  size_t level_end = t.message.find(" - ", name_end + 3);
   if (level_end == std::string_view::npos || level_end - name_end > 12) {
     return false;
   }
-  t.time_s = TimestampOf(t.text.substr(0, n));
-  t.text = t.text.substr(level_end + 3);
+  t.time_s = TimestampOf(t.message.substr(0, n));
+  t.message = t.message.substr(level_end + 3);
   return true;
 }
 
 // ezpz: "[2025-09-11 14:09:46,954794][I][components/metrics:437:log] ".
-bool StripEzpz(LoggedText& t) {
-  if (t.text.size() < 2 || t.text[0] != '[') {
+bool StripEzpz(LoggerPrefix& t) {
+  if (t.message.size() < 2 || t.message[0] != '[') {
     return false;
   }
-  size_t n = TimestampLength(t.text.substr(1));
-  if (n == 0 || t.text.substr(1 + n, 2) != "][") {
+  size_t n = TimestampLength(t.message.substr(1));
+  if (n == 0 || t.message.substr(1 + n, 2) != "][") {
     return false;
   }
-  size_t end = t.text.find("] ", 1 + n + 2);
+  size_t end = t.message.find("] ", 1 + n + 2);
   if (end == std::string_view::npos) {
     return false;
   }
-  t.time_s = TimestampOf(t.text.substr(1, n));
-  t.text = t.text.substr(end + 2);
+  t.time_s = TimestampOf(t.message.substr(1, n));
+  t.message = t.message.substr(end + 2);
   return true;
 }
 
 // HF: "[INFO|trainer.py:2128] 2024-07-17 00:18:20,620 >> ".
-bool StripHf(LoggedText& t) {
-  if (t.text.size() < 2 || t.text[0] != '[') {
+bool StripHf(LoggerPrefix& t) {
+  if (t.message.size() < 2 || t.message[0] != '[') {
     return false;
   }
-  size_t bar = t.text.find('|');
-  size_t close = t.text.find("] ");
+  size_t bar = t.message.find('|');
+  size_t close = t.message.find("] ");
   if (bar == std::string_view::npos || close == std::string_view::npos || bar > close || bar > 10) {
     return false;
   }
-  std::string_view rest = t.text.substr(close + 2);
+  std::string_view rest = t.message.substr(close + 2);
   size_t n = TimestampLength(rest);
   if (n == 0 || rest.substr(n, 3) != " >>") {
     return false;
   }
   t.time_s = TimestampOf(rest.substr(0, n));
-  t.text = SkipBlanks(rest.substr(n + 3));
+  t.message = SkipBlanks(rest.substr(n + 3));
   return true;
 }
 
 // absl/glog: "I0731 09:47:48.898259     514 file.py:493] ".
-bool StripGlog(LoggedText& t) {
-  std::string_view s = t.text;
+bool StripGlog(LoggerPrefix& t) {
+  std::string_view s = t.message;
   if (s.size() < 22 || (s[0] != 'I' && s[0] != 'W' && s[0] != 'E' && s[0] != 'F')) {
     return false;
   }
@@ -112,21 +112,21 @@ bool StripGlog(LoggedText& t) {
   if (close == std::string_view::npos || close > 120) {
     return false;
   }
-  t.text = s.substr(close + 2);
+  t.message = s.substr(close + 2);
   return true;
 }
 
 }  // namespace
 
-LoggedText StripLoggerPrefix(std::string_view text) {
-  LoggedText t{SkipBlanks(text), kLogNaN};
+LoggerPrefix StripLoggerPrefix(std::string_view text) {
+  LoggerPrefix t{SkipBlanks(text), kLogNaN};
   for (int round = 0; round < 4; ++round) {
-    if (t.text.starts_with("[titan] ")) {
-      t.text = t.text.substr(8);
+    if (t.message.starts_with("[titan] ")) {
+      t.message = t.message.substr(8);
       continue;
     }
     if (StripPythonLogging(t) || StripEzpz(t) || StripHf(t) || StripGlog(t)) {
-      t.text = SkipBlanks(t.text);
+      t.message = SkipBlanks(t.message);
       continue;
     }
     break;

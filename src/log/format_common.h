@@ -16,8 +16,8 @@
 namespace mfu::log_internal {
 
 // A line with its logger prefix removed.
-struct LoggedText {
-  std::string_view text;   // the message
+struct LoggerPrefix {
+  std::string_view message;  // the text after the prefix
   double time_s = kLogNaN;  // the prefix's timestamp, NaN when none
 };
 
@@ -27,7 +27,7 @@ struct LoggedText {
 // 14:09:46,954794][I][components/metrics:437:log] ", HF's
 // "[INFO|trainer.py:2128] 2024-07-17 00:18:20,620 >> " and absl/glog's
 // "I0731 09:47:48.898259     514 file.py:493] " (no year: no time).
-LoggedText StripLoggerPrefix(std::string_view text);
+LoggerPrefix StripLoggerPrefix(std::string_view text);
 
 // The text after the first occurrence of `key` in `text`, blanks skipped;
 // nullopt when `key` is absent.

@@ -62,7 +62,7 @@ class HfTrainerParser final : public FormatParser {
         return 2;
       }
     }
-    std::string_view t = StripLoggerPrefix(text).text;
+    std::string_view t = StripLoggerPrefix(text).message;
     return t.starts_with(kRunning) ? 1 : 0;
   }
 
@@ -72,12 +72,12 @@ class HfTrainerParser final : public FormatParser {
     if (brace != std::string_view::npos) {
       return ConsumeDict(line.text.substr(brace), line, out);
     }
-    LoggedText t = StripLoggerPrefix(line.text);
-    if (in_metrics_block_ && ConsumeMetricsLine(t.text, line, out)) {
+    LoggerPrefix t = StripLoggerPrefix(line.text);
+    if (in_metrics_block_ && ConsumeMetricsLine(t.message, line, out)) {
       return true;
     }
     in_metrics_block_ = false;
-    if (t.text.starts_with(kTrainMetrics)) {
+    if (t.message.starts_with(kTrainMetrics)) {
       in_metrics_block_ = true;
       return true;
     }
@@ -93,8 +93,8 @@ class HfTrainerParser final : public FormatParser {
   }
 
  private:
-  bool ConsumeHeader(const LoggedText& t, const CleanLine& line, TimelineBuilder& out) {
-    std::string_view text = t.text;
+  bool ConsumeHeader(const LoggerPrefix& t, const CleanLine& line, TimelineBuilder& out) {
+    std::string_view text = t.message;
     LogHeader& h = out.header();
     if (text.starts_with(kRunning)) {
       if (records_ > 0) {

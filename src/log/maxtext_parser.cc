@@ -28,7 +28,7 @@ class MaxTextParser final : public FormatParser {
   LogFormat format() const override { return LogFormat::kMaxText; }
 
   int Signature(std::string_view text) const override {
-    std::string_view t = StripLoggerPrefix(text).text;
+    std::string_view t = StripLoggerPrefix(text).message;
     size_t at = t.find(kStep);
     if (at != std::string_view::npos && t.find("seconds: ", at) != std::string_view::npos) {
       return 2;
@@ -37,8 +37,8 @@ class MaxTextParser final : public FormatParser {
   }
 
   bool Consume(const CleanLine& line, TimelineBuilder& out) override {
-    LoggedText t = StripLoggerPrefix(line.text);
-    std::string_view text = t.text;
+    LoggerPrefix t = StripLoggerPrefix(line.text);
+    std::string_view text = t.message;
     if (text.starts_with("[Rampup Batch Size Phase]")) {
       text = text.substr(text.find(']') + 1);
       while (!text.empty() && (text.front() == ',' || text.front() == ' ')) {

@@ -45,7 +45,7 @@ class TorchtitanParser final : public FormatParser {
   LogFormat format() const override { return LogFormat::kTorchtitan; }
 
   int Signature(std::string_view text) const override {
-    std::string_view t = StripLoggerPrefix(text).text;
+    std::string_view t = StripLoggerPrefix(text).message;
     if (IsStepLine(t)) {
       return 2;
     }
@@ -56,11 +56,11 @@ class TorchtitanParser final : public FormatParser {
   }
 
   bool Consume(const CleanLine& line, TimelineBuilder& out) override {
-    LoggedText t = StripLoggerPrefix(line.text);
-    if (IsStepLine(t.text)) {
+    LoggerPrefix t = StripLoggerPrefix(line.text);
+    if (IsStepLine(t.message)) {
       return ConsumeStep(t, line, out, false);
     }
-    if (t.text.starts_with("validate step:")) {
+    if (t.message.starts_with("validate step:")) {
       return ConsumeStep(t, line, out, true);
     }
     return ConsumeHeader(t, line, out) || ConsumeEvent(t, line, out);
@@ -89,8 +89,8 @@ class TorchtitanParser final : public FormatParser {
            (t.find("tps:") != std::string_view::npos || t.find("wps:") != std::string_view::npos);
   }
 
-  bool ConsumeStep(const LoggedText& t, const CleanLine& line, TimelineBuilder& out, bool validation) {
-    std::string_view body = validation ? t.text.substr(9) : t.text;  // drop "validate "
+  bool ConsumeStep(const LoggerPrefix& t, const CleanLine& line, TimelineBuilder& out, bool validation) {
+    std::string_view body = validation ? t.message.substr(9) : t.message;  // drop "validate "
     std::optional<int64_t> step = IntAfter(body, "step:");
     // Some forks print "step: 640/644 = 99.3789%": the id is before '/'.
     if (!step) {
@@ -140,6 +140,7 @@ class TorchtitanParser final : public FormatParser {
       }  // "N/A": quantized linears (f113706c4), no MFU
     }
     if (!validation) {
+      MaybeNewRun(s, line, out);
       last_step_ = s.step;
       ++steps_since_start_;
     }
@@ -148,8 +149,30 @@ class TorchtitanParser final : public FormatParser {
     return true;
   }
 
-  bool ConsumeHeader(const LoggedText& t, const CleanLine& line, TimelineBuilder& out) {
-    std::string_view text = t.text;
+  // Two runs concatenated in one file (the AWS excerpt's BF16 and float8
+  // runs both end at step 1990): on the first rank to print, a step id that
+  // does not advance, printed far from the kept line's time, is another run
+  // rather than a copy (ranks print one step within milliseconds, the loss
+  // all-reduce keeps them together).
+  void MaybeNewRun(const LogStep& s, const CleanLine& line, TimelineBuilder& out) {
+    constexpr double kRerunGapS = 30;
+    if (!have_rank_) {
+      have_rank_ = true;
+      first_rank_ = std::string(line.rank);
+    }
+    if (line.rank != first_rank_) {
+      return;
+    }
+    if (first_rank_last_step_ >= 0 && s.step <= first_rank_last_step_ && !std::isnan(s.time_s) &&
+        !std::isnan(first_rank_last_time_s_) && std::fabs(s.time_s - first_rank_last_time_s_) > kRerunGapS) {
+      out.NewAttempt(line.line);
+    }
+    first_rank_last_step_ = s.step;
+    first_rank_last_time_s_ = s.time_s;
+  }
+
+  bool ConsumeHeader(const LoggerPrefix& t, const CleanLine& line, TimelineBuilder& out) {
+    std::string_view text = t.message;
     LogHeader& h = out.header();
     if (text.starts_with(kPeakLine)) {
       std::optional<double> peak = NumberAfter(text, kPeakLine);
@@ -221,8 +244,8 @@ class TorchtitanParser final : public FormatParser {
     }
   }
 
-  bool ConsumeEvent(const LoggedText& t, const CleanLine& line, TimelineBuilder& out) {
-    std::string_view text = t.text;
+  bool ConsumeEvent(const LoggerPrefix& t, const CleanLine& line, TimelineBuilder& out) {
+    std::string_view text = t.message;
     LogEvent e;
     e.line = line.line;
     e.time_s = t.time_s;
@@ -291,6 +314,10 @@ class TorchtitanParser final : public FormatParser {
   double pending_save_time_s_ = kLogNaN;
   int64_t pending_load_step_ = -1;
   int64_t steps_since_start_ = 0;
+  bool have_rank_ = false;
+  std::string first_rank_;
+  int64_t first_rank_last_step_ = -1;
+  double first_rank_last_time_s_ = kLogNaN;
   std::vector<double> start_time_s_;
 };
 
