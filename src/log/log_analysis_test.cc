@@ -207,6 +207,11 @@ TEST(AnalyzeTrainingLog, HfTotalFlosExplainedAsShardedParameters) {
   EXPECT_NE(f->message.find("19660800 tokens"), std::string::npos) << f->message;
   EXPECT_NE(f->message.find("padding"), std::string::npos) << f->message;
   // The same FLOPs over one GPU's worth of tokens: 1.3x -> padding counted.
+  // The log's own token count is used where it has one.
+  t.steps[0].consumed_tokens = 19'660'800;
+  a = AnalyzeTrainingLog(t, Db(), r);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(CountKind(*a, "sharded_parameters"), 2u);
   t.steps[0].logged_total_flos = 1.3 * 6 * n * 19'660'800;
   t.header.parameters = kLogNaN;
   a = AnalyzeTrainingLog(t, Db(), r);

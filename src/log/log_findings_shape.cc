@@ -296,17 +296,26 @@ void AddHfFindings(const FlopsAlternatives& flops, LogAnalysis& a) {
     if (Positive(s.logged_total_flos) && s.step > 0)
       last = &s;
   }
-  if (!last || !(flops.hf_six_n > 0) || a.global_batch <= 0 || a.seq_len <= 0)
+  if (!last || !(flops.hf_six_n > 0))
     return;
-  const double tokens =
-      static_cast<double>(last->step) * static_cast<double>(a.global_batch) * static_cast<double>(a.seq_len);
+  // The job's tokens: the log's own count (num_input_tokens_seen), else
+  // steps x global batch x sequence length.
+  double tokens = 0;
+  std::string how;
+  if (Positive(last->consumed_tokens)) {
+    tokens = last->consumed_tokens;
+    how = "as the log counts them";
+  } else if (a.global_batch > 0 && a.seq_len > 0) {
+    tokens = static_cast<double>(last->step) * static_cast<double>(a.global_batch) * static_cast<double>(a.seq_len);
+    how = fmt::format("{} steps x {} x {}", last->step, a.global_batch, a.seq_len);
+  } else {
+    return;
+  }
   const double expected = flops.hf_six_n * tokens;
   const double ratio = last->logged_total_flos / expected;
   const double n = flops.hf_six_n / 6;
-  const std::string basis = fmt::format(
-      "6 x {:.4g} non-embedding parameters x {:.0f} tokens ({} steps x {} x {}) = "
-      "{:.4g}",
-      n, tokens, last->step, a.global_batch, a.seq_len, expected);
+  const std::string basis =
+      fmt::format("6 x {:.4g} non-embedding parameters x {:.0f} tokens ({}) = {:.4g}", n, tokens, how, expected);
   const auto gpus = static_cast<double>(a.gpus);
   if (a.gpus > 1 && std::fabs(ratio * gpus - 1) <= kCauseMatch) {
     a.findings.push_back(

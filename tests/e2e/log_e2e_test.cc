@@ -1,0 +1,142 @@
+// `mfu log` end to end on the real excerpts of tests/data/logs (origins in
+// its README): the recomputed MFU against the figure the log prints, the
+// JSON schema docs/logs.md documents, CSV, and every documented exit code.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_run_mfu.h"
+
+namespace {
+
+using mfu_e2e::ExpectOneLineError;
+using mfu_e2e::Result;
+using mfu_e2e::RunMfu;
+using mfu_e2e::SourcePath;
+
+std::string Log(const std::string& name) {
+  return SourcePath("tests/data/logs/" + name);
+}
+
+nlohmann::json Json(const std::vector<std::string>& args) {
+  Result r = RunMfu(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (r.exit_code != 0)
+    return {};
+  return nlohmann::json::parse(r.out);
+}
+
+bool HasKind(const nlohmann::json& j, const std::string& kind) {
+  for (const auto& f : j["findings"]) {
+    if (f["kind"] == kind)
+      return true;
+  }
+  return false;
+}
+
+// torchtitan_aws-llama3-8b-slurm-ansi.log (aws-samples/awsome-distributed-
+// training @7217859f, torchtitan/slurm/README.md L59-67): `tps: 6,785
+// mfu: 39.73%`, Llama-3-8B, 32 H100, seq 8192, BF16. Expected 39.73% within
+// 1% (by hand: 5.791e10 FLOPs/token x 6,785 / 989.4e12 = 39.71%).
+TEST(LogE2e, TorchtitanAwsExcerptReproducesTheLoggedMfu) {
+  nlohmann::json j = Json({"log", Log("torchtitan_aws-llama3-8b-slurm-ansi.log"), "--model", "llama-3-8b", "--gpu",
+                           "h100", "--gpus", "32", "--seq-len", "8192", "--json"});
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(j["format"], "torchtitan");
+  ASSERT_FALSE(j["steps"].empty());
+  const auto& s0 = j["steps"][0];
+  EXPECT_DOUBLE_EQ(s0["tokens_per_s_per_gpu"].get<double>(), 6785);
+  EXPECT_NEAR(s0["logged_mfu"].get<double>(), 0.3973, 1e-9);
+  EXPECT_NEAR(s0["mfu"].get<double>() / 0.3973, 1, 0.01);
+  EXPECT_FALSE(HasKind(j, "logged_mfu_mismatch"));
+  EXPECT_FALSE(HasKind(j, "peak_a100_fallback"));
+  EXPECT_EQ(j["inputs"]["convention"]["name"], "palm");
+  EXPECT_EQ(j["inputs"]["gpu_source"], "flag");
+}
+
+TEST(LogE2e, JsonSchemaFields) {
+  nlohmann::json j = Json({"log", Log("torchtitan_aurora-xpu-blendcorpus.log"), "--json"});
+  ASSERT_FALSE(j.is_null());
+  for (const char* key : {"schema_version", "format", "steps", "steady_state", "findings", "inputs", "notes",
+                          "throughput_source", "read", "attempts", "origin"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  ASSERT_FALSE(j["steps"].empty());
+  for (const char* key : {"step", "time_s", "step_time_s", "tokens_per_s_per_gpu", "logged_tflops_per_gpu",
+                          "logged_mfu", "mfu", "hfu", "loss", "attempt", "line", "mfu_megatron", "tflops_per_gpu"})
+    EXPECT_TRUE(j["steps"][0].contains(key)) << key;
+  for (const char* key : {"first_step", "last_step", "mfu", "tokens_per_s_per_gpu"})
+    EXPECT_TRUE(j["steady_state"].contains(key)) << key;
+  // The log's warm-up step 1 (`mfu: 0.47%`, then ~20.8%): a finding.
+  EXPECT_TRUE(HasKind(j, "warmup"));
+  for (const auto& f : j["findings"]) {
+    for (const char* key : {"kind", "step", "line", "message", "evidence"})
+      EXPECT_TRUE(f.contains(key)) << key;
+  }
+  // The Max 1550 is in the hardware database under its device name; its
+  // printed peak `2.982e+14` is torchtitan's 512 x units x 1.3e9 formula.
+  EXPECT_EQ(j["inputs"]["gpu_source"], "header");
+}
+
+TEST(LogE2e, TextShowsSourcesFindingsAndSteps) {
+  Result r = RunMfu({"log", Log("nanogpt_rtx4070tis-shakespeare-char.log"), "--layers", "4", "--hidden", "256",
+                     "--heads", "4", "--vocab", "65", "--mlp", "plain", "--norm", "layernorm", "--bias",
+                     "--position-embeddings", "256", "--tied", "--seq-len", "256", "--global-batch", "2560", "--gpus",
+                     "1", "--gpu", "a100"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Findings"), std::string::npos);
+  EXPECT_NE(r.out.find("Steps"), std::string::npos);
+  EXPECT_NE(r.out.find("evenly sampled"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(flag)"), std::string::npos);
+  // eval every 50 iterations folded into the next iter line.
+  EXPECT_NE(r.out.find("spike"), std::string::npos) << r.out;
+}
+
+TEST(LogE2e, CsvFilesWritten) {
+  const std::string dir = ::testing::TempDir() + "/log_csv";
+  Result r = RunMfu({"log", Log("maxtext_understand-logs-v5p.log"), "--gpu", "v5p", "--csv", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream steps(dir + "/steps.csv"), findings(dir + "/findings.csv");
+  std::stringstream s, f;
+  s << steps.rdbuf();
+  f << findings.rdbuf();
+  EXPECT_EQ(s.str().rfind("step,line,attempt,", 0), 0u);
+  EXPECT_EQ(f.str().rfind("kind,step,line,origin,message,evidence\n", 0), 0u);
+  // Step 1 at 2400 TFLOP/s/device on a 459 TFLOP/s v5p (the excerpt).
+  EXPECT_NE(f.str().find("tflops_above_peak"), std::string::npos) << f.str();
+}
+
+TEST(LogE2e, SeveralFilesAreAttemptsOfOneJob) {
+  const std::string log = Log("torchtitan_aurora-xpu-blendcorpus.log");
+  nlohmann::json one = Json({"log", log, "--json"});
+  nlohmann::json two = Json({"log", log, log, "--json"});
+  ASSERT_FALSE(one.is_null() || two.is_null());
+  EXPECT_EQ(two["steps"].size(), 2 * one["steps"].size());
+  EXPECT_EQ(two["attempts"].get<int>(), 2 * one["attempts"].get<int>());
+  EXPECT_TRUE(HasKind(two, "restart"));
+}
+
+TEST(LogE2e, ExitCodes) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/empty.log") << "";
+  std::ofstream(dir + "/nosteps.log") << "hello\nthis is not a training log\n";
+  ExpectOneLineError(RunMfu({"log", dir + "/no_such.log"}), 1, "no_such.log");
+  ExpectOneLineError(RunMfu({"log", dir + "/empty.log"}), 1, "empty.log");
+  ExpectOneLineError(RunMfu({"log", dir + "/nosteps.log"}), 1, "nosteps.log");
+  const std::string log = Log("torchtitan_aws-llama3-8b-slurm-ansi.log");
+  ExpectOneLineError(RunMfu({"log", log, "--bogus"}), 2, "--bogus");
+  ExpectOneLineError(RunMfu({"log", log, "--format", "nope"}), 2, "--format");
+  ExpectOneLineError(RunMfu({"log", log, "--gpu", "h1000"}), 2, "h1000");
+  ExpectOneLineError(RunMfu({"log", log, "--convention", "nope"}), 2, "--convention");
+  ExpectOneLineError(RunMfu({"log", log, "--tolerance", "0"}), 2, "--tolerance");
+  ExpectOneLineError(RunMfu({"log", log, "--gpus", "0"}), 2, "--gpus");
+  ExpectOneLineError(RunMfu({"log"}), 2, "FILE");
+  // Forcing a format the file is not: no step lines of it (data, exit 1).
+  ExpectOneLineError(RunMfu({"log", log, "--format", "maxtext"}), 1, "step");
+}
+
+}  // namespace
