@@ -146,7 +146,7 @@ std::string_view Token(std::string_view text) {
   size_t i = 0;
   while (i < text.size()) {
     char c = text[i];
-    if (c == ' ' || c == '\t' || c == '|' || c == ')' || c == ']' || (c == ',' && !(i + 1 < text.size() && IsDigit(text[i + 1])))) {
+    if (c == ' ' || c == '\t' || c == '|' || c == ')' || c == ']' || c == ':' || (c == ',' && !(i + 1 < text.size() && IsDigit(text[i + 1])))) {
       break;
     }
     ++i;

@@ -32,7 +32,8 @@ LoggerPrefix StripLoggerPrefix(std::string_view text);
 // The text after the first occurrence of `key` in `text`, blanks skipped;
 // nullopt when `key` is absent.
 std::optional<std::string_view> After(std::string_view text, std::string_view key);
-// The leading token of `text`: up to a blank, ',', '|', ')' or ']'.
+// The leading token of `text`: up to a blank, ':', '|', ')', ']' or a ','
+// that is not a thousands separator.
 std::string_view Token(std::string_view text);
 // ParseLogNumber of the token after `key`.
 std::optional<double> NumberAfter(std::string_view text, std::string_view key);

@@ -100,10 +100,16 @@ class HfTrainerParser final : public FormatParser {
       if (records_ > 0) {
         out.NewAttempt(line.line);  // a second train() call or a resumed job
       }
+      bool repeat = start_seen_ && records_ == 0;  // another rank's copy of the header
       records_ = 0;
       last_step_ = 0;
       saw_final_ = false;
       prev_ = Prev{};
+      out.CountHeader();
+      if (repeat) {
+        return true;
+      }
+      start_seen_ = true;
       start_time_s_ = t.time_s;
       LogEvent e;
       e.kind = LogEventKind::kJobStart;
@@ -112,7 +118,6 @@ class HfTrainerParser final : public FormatParser {
       e.time_s = t.time_s;
       e.detail = std::string(kRunning);
       out.AddEvent(std::move(e));
-      out.CountHeader();
       return true;
     }
     if (std::optional<double> v = NumberAfter(text, "Num examples = ")) {
@@ -370,6 +375,7 @@ class HfTrainerParser final : public FormatParser {
   int64_t records_ = 0;
   int64_t final_world_ = 0;
   bool saw_final_ = false;
+  bool start_seen_ = false;
   double start_time_s_ = kLogNaN;
   bool in_metrics_block_ = false;
   Prev prev_;

@@ -194,8 +194,10 @@ class TorchtitanParser final : public FormatParser {
       }
     } else if (text.starts_with(kTrainerInit)) {
       ReadTrainerInit(text, h);
-    } else if (std::optional<int64_t> n = IntAfter(text, "Using ["); n && text.find("] GPUs") != std::string_view::npos) {
-      h.world_size = *n;  // "Using [24/24] GPUs" (ezpz launcher)
+    } else if (std::optional<std::string_view> used = After(text, "Using [");
+               used && text.find("] GPUs") != std::string_view::npos &&
+               AsInt(ParseLogNumber(used->substr(0, used->find('/'))))) {
+      h.world_size = *AsInt(ParseLogNumber(used->substr(0, used->find('/'))));  // "Using [24/24] GPUs" (ezpz)
     } else {
       return false;
     }
