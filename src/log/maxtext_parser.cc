@@ -46,7 +46,7 @@ class MaxTextParser final : public FormatParser {
       }
     }
     if (text.starts_with(kStep) || text.starts_with(kProfilerStep)) {
-      return ConsumeStep(text, t.time_s, line, out);
+      return ConsumeStep(text, t.year_missing ? kLogNaN : t.time_s, line, out);
     }
     return ConsumeHeader(text, line, out);
   }
