@@ -1,5 +1,5 @@
 // Composer / llm-foundry console (mosaicml/composer @6405188,
-// composer/loggers/console_logger.py L206-248; training-logs.md §10): a
+// composer/loggers/console_logger.py L206-248; training-logs.md section 10): a
 // record "[batch=N/M]:" (or "[epoch=E][batch=N/M]:", "[token=..]",
 // "[sample=..]") followed by one "\t Train <key>: <value>" line per metric
 // (floats {:.4f}); under srun each physical line has its own prefix, which
@@ -217,6 +217,8 @@ class ComposerParser final : public FormatParser {
 
 }  // namespace
 
-std::unique_ptr<FormatParser> MakeComposerParser() { return std::make_unique<ComposerParser>(); }
+std::unique_ptr<FormatParser> MakeComposerParser() {
+  return std::make_unique<ComposerParser>();
+}
 
 }  // namespace mfu::log_internal

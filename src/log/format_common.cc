@@ -5,7 +5,9 @@
 namespace mfu::log_internal {
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 std::string_view SkipBlanks(std::string_view s) {
   size_t i = 0;
@@ -29,7 +31,8 @@ std::string_view Token(std::string_view text) {
   size_t i = 0;
   while (i < text.size()) {
     char c = text[i];
-    if (c == ' ' || c == '\t' || c == '|' || c == ')' || c == ']' || c == ':' || (c == ',' && !(i + 1 < text.size() && IsDigit(text[i + 1])))) {
+    if (c == ' ' || c == '\t' || c == '|' || c == ')' || c == ']' || c == ':' ||
+        (c == ',' && !(i + 1 < text.size() && IsDigit(text[i + 1])))) {
       break;
     }
     ++i;
