@@ -157,18 +157,18 @@ class ComposerParser final : public FormatParser {
     } else if (key == "wall_clock/train") {
       train_seconds_ = *v;
     } else if (key == "time/batch" || key == "trainer/global_step") {
-      time_batch_ = static_cast<int64_t>(*v);
+      time_batch_ = AsInt(*v).value_or(-1);
     } else if (key == "time/token") {
       s.consumed_tokens = *v;
     } else if (key == "time/sample") {
-      s.consumed_samples = static_cast<int64_t>(*v);
+      s.consumed_samples = AsInt(*v).value_or(-1);
     } else if (key == "memory/reserved_mem") {
       // GB since 2023 (memory_monitor: bytes / 1e9), raw bytes before
       s.memory_gib = (*v > 1e6 ? *v : *v * 1e9) / 1073741824.0;
     } else if (key.starts_with("lr-")) {
       s.learning_rate = *v;
     } else if (key == "trainer/device_train_microbatch_size") {
-      out.header().micro_batch = static_cast<int64_t>(*v);
+      out.header().micro_batch = AsInt(*v).value_or(0);
     }
   }
 

@@ -55,8 +55,36 @@ std::optional<int64_t> AsInt(std::optional<double> value) {
   return static_cast<int64_t>(*value);
 }
 
+int64_t CheckedProduct(int64_t a, int64_t b, int64_t c) {
+  int64_t ab = 0;
+  int64_t abc = 0;
+  if (a <= 0 || b <= 0 || c <= 0 || __builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc)) {
+    return 0;
+  }
+  return abc;
+}
+
 std::optional<int64_t> IntAfter(std::string_view text, std::string_view key) {
   return AsInt(NumberAfter(text, key));
+}
+
+LogEvent MakeEvent(LogEventKind kind, int64_t line, const TimelineBuilder& out, int64_t step) {
+  LogEvent e;
+  e.kind = kind;
+  e.line = line;
+  e.attempt = out.attempt();
+  e.step = step;
+  return e;
+}
+
+LogStep* LastTrainStep(TimelineBuilder& out) {
+  std::vector<LogStep>& steps = out.mutable_steps();
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    if (!it->validation) {
+      return &*it;
+    }
+  }
+  return nullptr;
 }
 
 void FillThroughputScopes(TimelineBuilder& out) {

@@ -5,6 +5,7 @@
 // log implies but does not print (per-GPU vs whole-job throughput from the
 // world size, step time from consecutive timestamps).
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -26,13 +27,21 @@ std::optional<double> NumberAfter(std::string_view text, std::string_view key);
 // A non-negative integer token after `key` ("1,024" allowed); nullopt when
 // absent, fractional or beyond 2^53.
 std::optional<int64_t> IntAfter(std::string_view text, std::string_view key);
-// Whether `v` (finite) has no fractional part (no ==: -Wfloat-equal).
+// Whether `v` is finite and has no fractional part (no ==: -Wfloat-equal).
 inline bool IsWhole(double v) {
-  double f = static_cast<double>(static_cast<int64_t>(v));
-  return !(v < f) && !(v > f);
+  return std::isfinite(v) && !(v > std::floor(v));
 }
+// a x b (x c), 0 when either is not positive or the product overflows
+// int64 (hostile headers: "global batch size 9223372036854775807").
+int64_t CheckedProduct(int64_t a, int64_t b, int64_t c = 1);
 // A number that must be an integer (2^53 at most): nullopt otherwise.
 std::optional<int64_t> AsInt(std::optional<double> value);
+
+// An event of `kind` at 1-based `line`, in the builder's current attempt,
+// about `step` (-1: none).
+LogEvent MakeEvent(LogEventKind kind, int64_t line, const TimelineBuilder& out, int64_t step);
+// The last kept non-validation step, nullptr when none.
+LogStep* LastTrainStep(TimelineBuilder& out);
 
 // Fills tokens_per_s from tokens_per_s_per_gpu (and back) on every step
 // where one is missing, when the header's world size is known.

@@ -143,15 +143,9 @@ class HfTrainerStateParser final : public FormatParser {
       MFU_RETURN_IF_ERROR(ConsumeEntry(entry, index, out));
     }
     // The top-level total_flos is the state's running sum: the last step's.
-    if (!std::isnan(top_flos)) {
-      for (auto it = out.mutable_steps().rbegin(); it != out.mutable_steps().rend(); ++it) {
-        if (!it->validation) {
-          if (std::isnan(it->logged_total_flos)) {
-            it->logged_total_flos = top_flos;
-          }
-          break;
-        }
-      }
+    if (LogStep* last = LastTrainStep(out);
+        last != nullptr && !std::isnan(top_flos) && std::isnan(last->logged_total_flos)) {
+      last->logged_total_flos = top_flos;
     }
     return Status::Ok();
   }
@@ -166,21 +160,13 @@ class HfTrainerStateParser final : public FormatParser {
       return Status::Ok();
     }
     if (Num(entry, "train_loss") || (Num(entry, "train_runtime") && !Num(entry, "loss"))) {
-      LogEvent e;
-      e.kind = LogEventKind::kJobEnd;
-      e.line = index;
-      e.attempt = out.attempt();
-      e.step = *step;
+      LogEvent e = MakeEvent(LogEventKind::kJobEnd, index, out, *step);
       e.duration_s = Num(entry, "train_runtime").value_or(kLogNaN);
       e.detail = entry.dump().substr(0, 200);
       out.AddEvent(std::move(e));
-      if (std::optional<double> flos = Num(entry, "total_flos")) {
-        for (auto it = out.mutable_steps().rbegin(); it != out.mutable_steps().rend(); ++it) {
-          if (!it->validation) {
-            it->logged_total_flos = *flos;
-            break;
-          }
-        }
+      std::optional<double> flos = Num(entry, "total_flos");
+      if (LogStep* last = LastTrainStep(out); last != nullptr && flos) {
+        last->logged_total_flos = *flos;
       }
       return Status::Ok();
     }
@@ -190,11 +176,7 @@ class HfTrainerStateParser final : public FormatParser {
     if (std::optional<double> eval = Num(entry, "eval_loss")) {
       s.validation = true;
       s.loss = *eval;
-      LogEvent e;
-      e.kind = LogEventKind::kEvaluation;
-      e.line = index;
-      e.attempt = out.attempt();
-      e.step = *step;
+      LogEvent e = MakeEvent(LogEventKind::kEvaluation, index, out, *step);
       e.duration_s = Num(entry, "eval_runtime").value_or(kLogNaN);
       e.detail = entry.dump().substr(0, 200);
       out.AddEvent(std::move(e));

@@ -53,8 +53,8 @@ class MaxTextParser final : public FormatParser {
 
   void Finish(TimelineBuilder& out) override {
     LogHeader& h = out.header();
-    if (h.tokens_per_step == 0 && h.micro_batch > 0 && h.seq_len > 0 && h.world_size > 0) {
-      h.tokens_per_step = h.micro_batch * h.seq_len * h.world_size;
+    if (h.tokens_per_step == 0) {
+      h.tokens_per_step = CheckedProduct(h.micro_batch, h.seq_len, h.world_size);
     }
     FillThroughputScopes(out);
   }

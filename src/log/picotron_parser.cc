@@ -95,13 +95,13 @@ class PicotronParser final : public FormatParser {
       }
     }
     LogHeader& h = out.header();
-    if (per_step && h.tokens_per_step == 0) {
+    if (per_step && h.tokens_per_step == 0 && *per_step >= 1 && *per_step < 1e15) {
       h.tokens_per_step = std::llround(*per_step);  // 2-3 significant digits (2.05K)
     }
     if (tps && tps_gpu && *tps_gpu > 0 && h.world_size == 0) {
       double world = *tps / *tps_gpu;
       // both are rounded to 3-4 digits: accept a ratio within 1% of an integer
-      if (world >= 0.99 && std::fabs(world - std::round(world)) < 0.01 * world) {
+      if (world >= 0.99 && world < 1e7 && std::fabs(world - std::round(world)) < 0.01 * world) {
         h.world_size = std::llround(world);
       }
     }

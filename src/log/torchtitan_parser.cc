@@ -241,8 +241,8 @@ class TorchtitanParser final : public FormatParser {
         h.tokens_per_step = *v;
       }
     }
-    if (h.tokens_per_step == 0 && h.global_batch > 0 && h.seq_len > 0) {
-      h.tokens_per_step = h.global_batch * h.seq_len;
+    if (h.tokens_per_step == 0) {
+      h.tokens_per_step = CheckedProduct(h.global_batch, h.seq_len);
     }
     if (h.global_batch == 0 && h.tokens_per_step > 0 && h.seq_len > 0 && h.tokens_per_step % h.seq_len == 0) {
       h.global_batch = h.tokens_per_step / h.seq_len;
