@@ -10,6 +10,7 @@
 #include "log/log_parser.h"
 #include "log/log_test_util.h"
 #include "mfu/training_log.h"
+#include "testing/log_gen.h"
 
 namespace mfu {
 namespace {
@@ -211,6 +212,32 @@ TEST(LogReader, FailureLinesBecomeEvents) {
   EXPECT_EQ(t->events[0].line, 2);
   EXPECT_EQ(t->events[1].detail, "Traceback (most recent call last):");
   EXPECT_EQ(t->events[2].detail, "Killed");
+}
+
+TEST(LogReader, GeneratedMultiNodeLog) {
+  // The benchmark's log (src/testing/log_gen.h): every 25th line an
+  // iteration line on the last node ("3:"), NCCL/logging/tqdm noise from
+  // all four nodes between. Every step is read, none twice, no restart.
+  testing::LogGenOptions options;
+  options.lines = 5000;
+  testing::LogGenSummary summary;
+  const std::string text = testing::GenerateMixedLogText(options, &summary);
+  EXPECT_EQ(summary.steps, 200);
+  EXPECT_EQ(summary.bytes, static_cast<int64_t>(text.size()));
+  StatusOr<LogTimeline> t = ReadTrainingLog(text, "gen.log");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->format, LogFormat::kMegatronLm);
+  ASSERT_EQ(static_cast<int64_t>(t->steps.size()), summary.steps);
+  EXPECT_EQ(t->attempts, 1);
+  EXPECT_EQ(t->stats.lines, 5000);
+  EXPECT_EQ(t->stats.chosen_rank, "3:");
+  EXPECT_EQ(t->stats.partial_lines, 0);
+  for (size_t i = 0; i < t->steps.size(); ++i) {
+    EXPECT_EQ(t->steps[i].step, static_cast<int64_t>(i) + 1);
+    EXPECT_DOUBLE_EQ(t->steps[i].step_time_s, summary.step_time_s);
+    EXPECT_DOUBLE_EQ(t->steps[i].logged_tflops_per_gpu, summary.tflops_per_gpu);
+  }
+  EXPECT_TRUE(t->events.empty());
 }
 
 }  // namespace
