@@ -115,6 +115,11 @@ TEST(LogReader, NoStepsErrorNamesOriginAndFormats) {
       << t.status().message();
   EXPECT_NE(t.status().message().find("megatron-lm"), std::string::npos);
   EXPECT_NE(t.status().message().find("deepspeed"), std::string::npos);
+  // Header lines without a step line: the closest format is named.
+  t = ReadTrainingLog("ining-demo/0 [default0]:Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/8\n", "nemo.out");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("; closest: nemo2, header lines but no step line)"), std::string::npos)
+      << t.status().message();
   // An empty file, and one of blanks.
   EXPECT_FALSE(ReadTrainingLog("", "empty.log").ok());
   EXPECT_FALSE(ReadTrainingLog("\n\n   \n", "blank.log").ok());
@@ -159,6 +164,20 @@ TEST(LogReader, MaxStepsIsOutOfRange) {
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), StatusCode::kOutOfRange);
   EXPECT_EQ(t.status().message().rfind("big.log: ", 0), 0u) << t.status().message();
+}
+
+TEST(LogReader, StepsAfterALongPreambleAreKept) {
+  // More than the detection window (200,000 lines) of noise, then steps:
+  // none of them is lost.
+  std::string text;
+  for (int i = 0; i < 200'100; ++i)
+    text += "noise\n";
+  for (int i = 1; i <= 3; ++i)
+    text += " iteration " + std::to_string(i) + "/ 100 | elapsed time per iteration (ms): 10.0 |\n";
+  StatusOr<LogTimeline> t = ReadTrainingLog(text, "late.log");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->steps.size(), 3u);
+  EXPECT_EQ(t->steps[0].line, 200'101);
 }
 
 TEST(LogReader, LongLineWithoutNewlineIsBounded) {
