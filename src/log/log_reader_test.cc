@@ -107,6 +107,49 @@ TEST(LogReader, FileReadInChunksMatchesWholeText) {
   EXPECT_EQ(from_fs->stats.bytes, static_cast<int64_t>(text.size()));
 }
 
+TEST(FileSystemChunks, RealAndInMemoryGiveTheFileInOrder) {
+  // FileSystem::ReadFileInChunks (added for the log reader): the pieces
+  // concatenate to ReadFile's text, none larger than asked.
+  const std::string path = ExcerptPath("torchtitan_aurora-xpu-blendcorpus.log");
+  RealFileSystem real;
+  const std::string whole = *real.ReadFile(path);
+  InMemoryFileSystem memory;
+  memory.AddFile("a.log", whole);
+  for (uint64_t chunk : {uint64_t{1}, uint64_t{4096}, uint64_t{1} << 22}) {
+    std::string joined_real;
+    std::string joined_memory;
+    ASSERT_TRUE(real.ReadFileInChunks(path, chunk, [&](std::string_view piece) {
+                      EXPECT_LE(piece.size(), chunk);
+                      joined_real.append(piece);
+                      return Status::Ok();
+                    }).ok());
+    ASSERT_TRUE(memory.ReadFileInChunks("a.log", chunk, [&](std::string_view piece) {
+                        EXPECT_LE(piece.size(), chunk);
+                        joined_memory.append(piece);
+                        return Status::Ok();
+                      }).ok());
+    EXPECT_EQ(joined_real, whole);
+    EXPECT_EQ(joined_memory, whole);
+  }
+  // The sink's error stops the read and comes back.
+  int calls = 0;
+  Status st = real.ReadFileInChunks(path, 100, [&](std::string_view) {
+    ++calls;
+    return ParseError("stop");
+  });
+  EXPECT_EQ(st.message(), "stop");
+  EXPECT_EQ(calls, 1);
+  // Not a regular file, a directory, a missing file: ReadFile's messages.
+  auto no_sink = [](std::string_view) { return Status::Ok(); };
+  st = real.ReadFileInChunks("/dev/null", 100, no_sink);
+  EXPECT_EQ(st.message(), "/dev/null: not a regular file (character device)");
+  st = real.ReadFileInChunks(std::string(MFU_SOURCE_DIR) + "/tests", 100, no_sink);
+  EXPECT_NE(st.message().find("is a directory, expected a file"), std::string::npos);
+  st = real.ReadFileInChunks(ExcerptPath("missing.log"), 100, no_sink);
+  EXPECT_EQ(st.code(), StatusCode::kNotFound);
+  EXPECT_EQ(memory.ReadFileInChunks("b.log", 100, no_sink).code(), StatusCode::kNotFound);
+}
+
 TEST(LogReader, NoStepsErrorNamesOriginAndFormats) {
   StatusOr<LogTimeline> t = ReadTrainingLog("hello\nworld\n", "job.out");
   ASSERT_FALSE(t.ok());
