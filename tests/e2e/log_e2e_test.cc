@@ -109,6 +109,26 @@ TEST(LogE2e, TorchtitanAuroraLoggedTflopsAndMfuReproduced) {
   EXPECT_FALSE(HasKind(j, "peak_other"));
 }
 
+// hf-transformers_ezpz-fsdp-aurora.log (saforem2/ezpz @1229a179): FSDP on
+// 24 XPUs, `total_flos = 4454709GF` and `Number of trainable parameters =
+// 51,492,278`; by hand 6 x 973.1e6 x 19,660,800 / 24 = 4.783e15 and
+// 1,235,814,400 / 24 = 51,492,267 (training-logs.md §7.3).
+TEST(LogE2e, HfEzpzTotalFlosExplained) {
+  nlohmann::json j = Json({"log", Log("hf-transformers_ezpz-fsdp-aurora.log"), "--model", "llama-3.2-1b", "--gpu",
+                           "h100", "--seq-len", "8192", "--json"});
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(j["format"], "hf-trainer");
+  EXPECT_EQ(j["inputs"]["gpus"], 24);
+  int sharded = 0;
+  for (const auto& f : j["findings"]) {
+    if (f["kind"] != "sharded_parameters")
+      continue;
+    ++sharded;
+    EXPECT_NE(f["message"].get<std::string>().find("24"), std::string::npos) << f["message"];
+  }
+  EXPECT_EQ(sharded, 2);
+}
+
 TEST(LogE2e, TextShowsSourcesFindingsAndSteps) {
   Result r = RunMfu({"log",
                      Log("nanogpt_rtx4070tis-shakespeare-char.log"),
