@@ -97,9 +97,9 @@ void PrintSteady(std::ostream& out, const LogAnalysis& a, int width) {
       "steady",
       fmt::format("steps {}-{} ({} line{}): MFU {} ({}), megatron {}, HFU {}; {} tokens/s per GPU, {} TFLOP/s per "
                   "GPU; logged MFU {}, logged {} TFLOP/s",
-                  s.first_step, s.last_step, s.step_lines, s.step_lines == 1 ? "" : "s", Pct(s.mfu), ConventionName(a.convention),
-                  Pct(s.mfu_megatron), Pct(s.hfu), Count(s.tokens_per_s_per_gpu), Fix(s.tflops_per_gpu, 1),
-                  Pct(s.logged_mfu), Fix(s.logged_tflops_per_gpu, 1)),
+                  s.first_step, s.last_step, s.step_lines, s.step_lines == 1 ? "" : "s", Pct(s.mfu),
+                  ConventionName(a.convention), Pct(s.mfu_megatron), Pct(s.hfu), Count(s.tokens_per_s_per_gpu),
+                  Fix(s.tflops_per_gpu, 1), Pct(s.logged_mfu), Fix(s.logged_tflops_per_gpu, 1)),
       width);
 }
 

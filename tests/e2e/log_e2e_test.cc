@@ -88,7 +88,7 @@ TEST(LogE2e, JsonSchemaFields) {
 // The aurora excerpt (auroraGPT-ANL/torchtitan @8e5b1c92, docs/aurora.md):
 // 6-layer Llama-2-7B dims at s = 4096, `Peak FLOPS used for computing MFU:
 // 2.982e+14`, step 2 `tps: 6,697  tflops: 62.15  mfu: 20.84%`. By hand
-// (training-logs.md §5.3): 6 x (1.476e9 - 0.131e9) + 6 x 6 x 32 x 256 x 4096
+// (training-logs.md section 5.3): 6 x (1.476e9 - 0.131e9) + 6 x 6 x 32 x 256 x 4096
 // = 9.28e9 FLOPs/token, x 6,697 = 62.15 TFLOP/s; 62.15 / 298.2 = 20.84%. The
 // Max 1550 is given by a hardware file at the log's own peak.
 TEST(LogE2e, TorchtitanAuroraLoggedTflopsAndMfuReproduced) {
@@ -112,7 +112,7 @@ TEST(LogE2e, TorchtitanAuroraLoggedTflopsAndMfuReproduced) {
 // hf-transformers_ezpz-fsdp-aurora.log (saforem2/ezpz @1229a179): FSDP on
 // 24 XPUs, `total_flos = 4454709GF` and `Number of trainable parameters =
 // 51,492,278`; by hand 6 x 973.1e6 x 19,660,800 / 24 = 4.783e15 and
-// 1,235,814,400 / 24 = 51,492,267 (training-logs.md §7.3).
+// 1,235,814,400 / 24 = 51,492,267 (training-logs.md section 7.3).
 TEST(LogE2e, HfEzpzTotalFlosExplained) {
   nlohmann::json j = Json({"log", Log("hf-transformers_ezpz-fsdp-aurora.log"), "--model", "llama-3.2-1b", "--gpu",
                            "h100", "--seq-len", "8192", "--json"});
