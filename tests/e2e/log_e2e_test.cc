@@ -57,6 +57,19 @@ TEST(LogE2e, TorchtitanAwsExcerptReproducesTheLoggedMfu) {
   EXPECT_FALSE(HasKind(j, "peak_a100_fallback"));
   EXPECT_EQ(j["inputs"]["convention"]["name"], "palm");
   EXPECT_EQ(j["inputs"]["gpu_source"], "flag");
+  // The compile + float8 run after the BF16 one: step 1990 again, a restart
+  // whose evidence is the line as printed, without its ANSI codes.
+  bool restart = false;
+  for (const auto& f : j["findings"]) {
+    if (f["kind"] != "restart")
+      continue;
+    restart = true;
+    EXPECT_EQ(f["line"], 12);  // rank "1:" is the one kept (its line comes first)
+    const std::string evidence = f["evidence"];
+    EXPECT_NE(evidence.find("tps: 7,865  mfu: 46.06%"), std::string::npos) << evidence;
+    EXPECT_EQ(evidence.find('\x1b'), std::string::npos) << evidence;
+  }
+  EXPECT_TRUE(restart);
 }
 
 TEST(LogE2e, JsonSchemaFields) {
