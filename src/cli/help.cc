@@ -48,7 +48,7 @@ struct Group {
 const std::vector<Group>& Groups() {
   static const std::vector<Group> kGroups = {
       {"count: what a model costs", {"flops", "memory", "calc"}},
-      {"explain: where a job's time went", {"trace", "fleet", "goodput"}},
+      {"explain: where a job's time went", {"trace", "fleet", "goodput", "log"}},
       {"optimize: predict and search configurations", {"predict", "plan", "infer"}},
       {"data: the tables behind the figures", {"hw", "clusters", "models", "calibrate", "kernels"}},
   };

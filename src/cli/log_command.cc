@@ -25,8 +25,7 @@ class LogCommand final : public Command {
 
   void Register(CLI::App& app) override {
     LogAnalysisRequest& r = request_;
-    app.add_option("FILE", files_, "Training logs: several are attempts (restarts) of one job, in order")
-        ->required();
+    app.add_option("FILE", files_, "Training logs: several are attempts (restarts) of one job, in order")->required();
     app.add_option("--format", format_,
                    "Force a log format (megatron-lm, megatron-bridge, megatron-progress, nemo2, torchtitan, "
                    "deepspeed, hf-trainer, hf-trainer-state, maxtext, nanogpt, composer, picotron)")
@@ -36,8 +35,7 @@ class LogCommand final : public Command {
     app.add_option("--gpus,-n", r.gpus, "GPUs in the job [default: the log's header]");
     app.add_option("--seq-len,-s", r.seq_len, "Training sequence length [default: the log's header]");
     app.add_option("--global-batch", r.global_batch, "Sequences per optimizer step [default: the log]");
-    app.add_option("--convention,-c", r.convention,
-                   "FLOPs convention [default: the framework's own, docs/logs.md]");
+    app.add_option("--convention,-c", r.convention, "FLOPs convention [default: the framework's own, docs/logs.md]");
     app.add_option("--precision,-p", r.precision, "Dtype whose dense peak is the denominator [default: header, bf16]");
     app.add_option("--recompute", r.recompute, "none, selective, selective-literal, full [default: header, none]");
     app.add_option("--tolerance", r.tolerance, "Relative disagreement of a logged figure that is a finding")
@@ -50,8 +48,7 @@ class LogCommand final : public Command {
     LogReadOptions read;
     std::optional<LogFormat> format = ParseLogFormat(format_);
     if (!format) {
-      return InvalidArgumentError("--format: unknown format '" + format_ +
-                                  "' (see 'mfu help log' for the formats)");
+      return InvalidArgumentError("--format: unknown format '" + format_ + "' (see 'mfu help log' for the formats)");
     }
     read.format = *format;
     const GenericModelOptions& g = model_.generic;

@@ -1,4 +1,4 @@
-// Hugging Face transformers Trainer console output (training-logs.md §7):
+// Hugging Face transformers Trainer console output (training-logs.md section 7):
 // the per-log dicts ProgressCallback.on_log writes with tqdm.write(str(logs))
 // (src/transformers/trainer_callback.py @55093b758b33), the final metrics
 // dict and the "***** train metrics *****" block (Trainer.log_metrics,
@@ -100,10 +100,16 @@ class HfTrainerParser final : public FormatParser {
       if (records_ > 0) {
         out.NewAttempt(line.line);  // a second train() call or a resumed job
       }
+      bool repeat = start_seen_ && records_ == 0;  // another rank's copy of the header
       records_ = 0;
       last_step_ = 0;
       saw_final_ = false;
       prev_ = Prev{};
+      out.CountHeader();
+      if (repeat) {
+        return true;
+      }
+      start_seen_ = true;
       start_time_s_ = t.time_s;
       LogEvent e;
       e.kind = LogEventKind::kJobStart;
@@ -112,7 +118,6 @@ class HfTrainerParser final : public FormatParser {
       e.time_s = t.time_s;
       e.detail = std::string(kRunning);
       out.AddEvent(std::move(e));
-      out.CountHeader();
       return true;
     }
     if (std::optional<double> v = NumberAfter(text, "Num examples = ")) {
@@ -121,7 +126,8 @@ class HfTrainerParser final : public FormatParser {
       num_epochs_ = *epochs;
     } else if (std::optional<int64_t> b = IntAfter(text, "Instantaneous batch size per device = ")) {
       h.micro_batch = *b;
-    } else if (std::optional<int64_t> g = IntAfter(text, "Total train batch size (w. parallel, distributed & accumulation) = ")) {
+    } else if (std::optional<int64_t> g =
+                   IntAfter(text, "Total train batch size (w. parallel, distributed & accumulation) = ")) {
       h.global_batch = *g;
     } else if (std::optional<int64_t> a = IntAfter(text, "Gradient Accumulation steps = ")) {
       h.grad_accum = *a;
@@ -146,9 +152,9 @@ class HfTrainerParser final : public FormatParser {
       return false;
     }
     // world size = total batch / (per-device batch x accumulation)
-    if (h.global_batch > 0 && h.micro_batch > 0 && h.grad_accum > 0 &&
-        h.global_batch % (h.micro_batch * h.grad_accum) == 0) {
-      h.world_size = h.global_batch / (h.micro_batch * h.grad_accum);
+    int64_t per_rank = CheckedProduct(h.micro_batch, h.grad_accum);
+    if (h.global_batch > 0 && per_rank > 0 && h.global_batch % per_rank == 0) {
+      h.world_size = h.global_batch / per_rank;
       h.data_parallel = h.world_size;
     }
     out.CountHeader();
@@ -181,6 +187,9 @@ class HfTrainerParser final : public FormatParser {
       return last_step_ + 1;  // no header: records are numbered
     }
     double estimate = epoch * per_epoch;
+    if (!(estimate >= 0 && estimate < 1e15)) {
+      return last_step_ + 1;  // a negative or absurd epoch: count the record
+    }
     double tolerance = 0.005 * per_epoch * 1.001 + 0.01;  // epoch is printed to 2 decimals
     if (interval_ > 0) {
       int64_t next = (last_step_ / interval_ + 1) * interval_;
@@ -204,8 +213,13 @@ class HfTrainerParser final : public FormatParser {
   bool ConsumeDict(std::string_view text, const CleanLine& line, TimelineBuilder& out) {
     std::optional<std::vector<PyItem>> items = ParsePyDict(text);
     if (!items) {
-      out.CountPartial();
-      return true;
+      // A cut-short record is counted; any other dict (a config echo) is not ours.
+      bool record = text.starts_with("{'loss':") || text.starts_with("{'train_runtime':") ||
+                    text.starts_with("{'eval_loss':") || text.starts_with("{'eval_");
+      if (record) {
+        out.CountPartial();
+      }
+      return record;
     }
     if (PyHas(*items, "train_loss") || PyHas(*items, "train_samples_per_second")) {
       return ConsumeFinal(*items, line, out);
@@ -263,14 +277,10 @@ class HfTrainerParser final : public FormatParser {
     s.step = last_step_;
     s.line = line.line;
     s.validation = true;
-    s.loss = *PyNumber(items, "eval_loss");
+    s.loss = PyNumber(items, "eval_loss").value_or(kLogNaN);
     Status st = out.AddStep(std::move(s), line.rank);
     (void)st;
-    LogEvent e;
-    e.kind = LogEventKind::kEvaluation;
-    e.line = line.line;
-    e.attempt = out.attempt();
-    e.step = last_step_;
+    LogEvent e = MakeEvent(LogEventKind::kEvaluation, line.line, out, last_step_);
     if (std::optional<double> d = PyNumber(items, "eval_runtime")) {
       e.duration_s = *d;
     }
@@ -283,11 +293,7 @@ class HfTrainerParser final : public FormatParser {
   // 'train_tokens_per_second': 1925.584 (per device), 'train_loss': ...}
   bool ConsumeFinal(const std::vector<PyItem>& items, const CleanLine& line, TimelineBuilder& out) {
     saw_final_ = true;
-    LogEvent e;
-    e.kind = LogEventKind::kJobEnd;
-    e.line = line.line;
-    e.attempt = out.attempt();
-    e.step = last_step_;
+    LogEvent e = MakeEvent(LogEventKind::kJobEnd, line.line, out, last_step_);
     std::optional<double> runtime = PyNumber(items, "train_runtime");
     if (runtime) {
       e.duration_s = *runtime;
@@ -300,8 +306,8 @@ class HfTrainerParser final : public FormatParser {
     std::optional<double> per_device = PyNumber(items, "train_tokens_per_second");
     std::optional<double> tokens = PyNumber(items, "num_input_tokens_seen");
     if (per_device && tokens && runtime && *per_device > 0 && *runtime > 0) {
-      double world = *tokens / *runtime / *per_device;  // tokens/s = seen / runtime / world (§7.2)
-      if (std::fabs(world - std::round(world)) < 0.05 && world >= 0.5) {
+      double world = *tokens / *runtime / *per_device;  // tokens/s = seen / runtime / world (section 7.2)
+      if (world >= 0.5 && world < 1e7 && std::fabs(world - std::round(world)) < 0.05) {
         final_world_ = std::llround(world);
       }
     }
@@ -333,11 +339,7 @@ class HfTrainerParser final : public FormatParser {
       std::optional<double> r = ParseRuntime(value);
       if (r && !saw_final_) {  // no final dict printed: the block is the job's end
         saw_final_ = true;
-        LogEvent e;
-        e.kind = LogEventKind::kJobEnd;
-        e.line = line.line;
-        e.attempt = out.attempt();
-        e.step = last_step_;
+        LogEvent e = MakeEvent(LogEventKind::kJobEnd, line.line, out, last_step_);
         e.duration_s = *r;
         e.detail = std::string(text.substr(0, 200));
         out.AddEvent(std::move(e));
@@ -347,13 +349,8 @@ class HfTrainerParser final : public FormatParser {
   }
 
   static void SetTotalFlos(TimelineBuilder& out, double flos) {
-    for (auto it = out.mutable_steps().rbegin(); it != out.mutable_steps().rend(); ++it) {
-      if (!it->validation) {
-        if (std::isnan(it->logged_total_flos)) {
-          it->logged_total_flos = flos;
-        }
-        return;
-      }
+    if (LogStep* last = LastTrainStep(out); last != nullptr && std::isnan(last->logged_total_flos)) {
+      last->logged_total_flos = flos;
     }
   }
 
@@ -370,6 +367,7 @@ class HfTrainerParser final : public FormatParser {
   int64_t records_ = 0;
   int64_t final_world_ = 0;
   bool saw_final_ = false;
+  bool start_seen_ = false;
   double start_time_s_ = kLogNaN;
   bool in_metrics_block_ = false;
   Prev prev_;
@@ -377,6 +375,8 @@ class HfTrainerParser final : public FormatParser {
 
 }  // namespace
 
-std::unique_ptr<FormatParser> MakeHfTrainerParser() { return std::make_unique<HfTrainerParser>(); }
+std::unique_ptr<FormatParser> MakeHfTrainerParser() {
+  return std::make_unique<HfTrainerParser>();
+}
 
 }  // namespace mfu::log_internal

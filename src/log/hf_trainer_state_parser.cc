@@ -1,7 +1,7 @@
 // trainer_state.json, the HF Trainer's checkpointed state
 // (TrainerState.save_to_json: json.dumps(asdict(state), indent=2,
 // sort_keys=True), transformers src/transformers/trainer_callback.py
-// @55093b758b33; training-logs.md §7.3). log_history holds the on_log dicts
+// @55093b758b33; training-logs.md section 7.3). log_history holds the on_log dicts
 // with "step" added: training records (loss, grad_norm, learning_rate,
 // epoch, num_input_tokens_seen, train_runtime in newer versions), eval
 // records (eval_loss, eval_runtime) and the final train_runtime record with
@@ -9,9 +9,8 @@
 // max_steps, logging_steps, train_batch_size (per device), total_flos.
 
 #include <cmath>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "log/format_common.h"
 #include "log/log_parser.h"
@@ -65,7 +64,8 @@ std::string QuoteNonFinite(std::string_view text) {
       out.push_back(c);
       continue;
     }
-    for (std::string_view word : {std::string_view("-Infinity"), std::string_view("Infinity"), std::string_view("NaN")}) {
+    for (std::string_view word :
+         {std::string_view("-Infinity"), std::string_view("Infinity"), std::string_view("NaN")}) {
       if (text.substr(i, word.size()) == word) {
         out.push_back('"');
         out.append(word);
@@ -143,15 +143,9 @@ class HfTrainerStateParser final : public FormatParser {
       MFU_RETURN_IF_ERROR(ConsumeEntry(entry, index, out));
     }
     // The top-level total_flos is the state's running sum: the last step's.
-    if (!std::isnan(top_flos)) {
-      for (auto it = out.mutable_steps().rbegin(); it != out.mutable_steps().rend(); ++it) {
-        if (!it->validation) {
-          if (std::isnan(it->logged_total_flos)) {
-            it->logged_total_flos = top_flos;
-          }
-          break;
-        }
-      }
+    if (LogStep* last = LastTrainStep(out);
+        last != nullptr && !std::isnan(top_flos) && std::isnan(last->logged_total_flos)) {
+      last->logged_total_flos = top_flos;
     }
     return Status::Ok();
   }
@@ -166,21 +160,13 @@ class HfTrainerStateParser final : public FormatParser {
       return Status::Ok();
     }
     if (Num(entry, "train_loss") || (Num(entry, "train_runtime") && !Num(entry, "loss"))) {
-      LogEvent e;
-      e.kind = LogEventKind::kJobEnd;
-      e.line = index;
-      e.attempt = out.attempt();
-      e.step = *step;
+      LogEvent e = MakeEvent(LogEventKind::kJobEnd, index, out, *step);
       e.duration_s = Num(entry, "train_runtime").value_or(kLogNaN);
       e.detail = entry.dump().substr(0, 200);
       out.AddEvent(std::move(e));
-      if (std::optional<double> flos = Num(entry, "total_flos")) {
-        for (auto it = out.mutable_steps().rbegin(); it != out.mutable_steps().rend(); ++it) {
-          if (!it->validation) {
-            it->logged_total_flos = *flos;
-            break;
-          }
-        }
+      std::optional<double> flos = Num(entry, "total_flos");
+      if (LogStep* last = LastTrainStep(out); last != nullptr && flos) {
+        last->logged_total_flos = *flos;
       }
       return Status::Ok();
     }
@@ -190,11 +176,7 @@ class HfTrainerStateParser final : public FormatParser {
     if (std::optional<double> eval = Num(entry, "eval_loss")) {
       s.validation = true;
       s.loss = *eval;
-      LogEvent e;
-      e.kind = LogEventKind::kEvaluation;
-      e.line = index;
-      e.attempt = out.attempt();
-      e.step = *step;
+      LogEvent e = MakeEvent(LogEventKind::kEvaluation, index, out, *step);
       e.duration_s = Num(entry, "eval_runtime").value_or(kLogNaN);
       e.detail = entry.dump().substr(0, 200);
       out.AddEvent(std::move(e));
@@ -231,6 +213,8 @@ class HfTrainerStateParser final : public FormatParser {
 
 }  // namespace
 
-std::unique_ptr<FormatParser> MakeHfTrainerStateParser() { return std::make_unique<HfTrainerStateParser>(); }
+std::unique_ptr<FormatParser> MakeHfTrainerStateParser() {
+  return std::make_unique<HfTrainerStateParser>();
+}
 
 }  // namespace mfu::log_internal

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,7 +15,72 @@
 namespace mfu {
 namespace {
 
-constexpr uint64_t kMaxEvidenceFileBytes = uint64_t{8} << 30;
+constexpr uint64_t kChunkBytes = uint64_t{4} << 20;
+constexpr size_t kMaxLineKept = 4096;  // evidence is <= 240 characters once ANSI codes are gone
+
+// Streams `path` through `fs` and hands the lines `findings` of that origin
+// point at to AttachEvidence: memory stays at one chunk and the lines
+// wanted, whatever the file's size. Stops after the last wanted line. A
+// read error leaves the evidence empty (the analysis already succeeded).
+void AttachEvidenceFromFile(const FileSystem& fs, const std::string& path, std::vector<LogFinding>& findings) {
+  std::vector<int64_t> wanted;
+  for (const LogFinding& f : findings) {
+    if (f.origin == path && f.line > 0)
+      wanted.push_back(f.line);
+  }
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  if (wanted.empty())
+    return;
+  // The wanted lines, renumbered 1..n into one small text.
+  std::string picked, current;
+  int64_t line = 1;
+  size_t next = 0;
+  auto end_line = [&]() {
+    if (next < wanted.size() && wanted[next] == line) {
+      picked += current;
+      picked += '\n';
+      ++next;
+    }
+    current.clear();
+    ++line;
+  };
+  const Status done = InternalError("done");
+  Status st = fs.ReadFileInChunks(path, kChunkBytes, [&](std::string_view chunk) {
+    size_t at = 0;
+    while (at < chunk.size()) {
+      const size_t nl = chunk.find('\n', at);
+      const size_t end = nl == std::string_view::npos ? chunk.size() : nl;
+      if (next < wanted.size() && wanted[next] == line && current.size() < kMaxLineKept)
+        current.append(chunk.substr(at, std::min(end - at, kMaxLineKept - current.size())));
+      if (nl == std::string_view::npos)
+        break;
+      end_line();
+      if (next == wanted.size())
+        return done;
+      at = nl + 1;
+    }
+    return Status::Ok();
+  });
+  if (st.ok() && next < wanted.size() && !current.empty())
+    end_line();  // a last line without a newline
+  // Map the renumbered lines back.
+  std::vector<LogFinding> view;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < findings.size(); ++i) {
+    if (findings[i].origin != path || findings[i].line <= 0)
+      continue;
+    const auto pos = std::lower_bound(wanted.begin(), wanted.end(), findings[i].line) - wanted.begin();
+    LogFinding f;
+    f.origin = path;
+    f.line = static_cast<int64_t>(pos) + 1;
+    view.push_back(std::move(f));
+    index.push_back(i);
+  }
+  AttachEvidence(picked, path, view);
+  for (size_t k = 0; k < view.size(); ++k)
+    findings[index[k]].evidence = std::move(view[k].evidence);
+}
 
 }  // namespace
 
@@ -45,15 +112,8 @@ StatusOr<LogAnalysis> AnalyzeTrainingLogFiles(const FileSystem& fs, const std::v
     }
     f.origin = paths[file];
   }
-  for (const std::string& path : paths) {
-    const bool needed = std::any_of(a.findings.begin(), a.findings.end(),
-                                    [&path](const LogFinding& f) { return f.origin == path && f.line > 0; });
-    if (!needed)
-      continue;
-    StatusOr<std::string> text = fs.ReadFile(path, kMaxEvidenceFileBytes);
-    if (text.ok())
-      AttachEvidence(*text, path, a.findings);
-  }
+  for (const std::string& path : paths)
+    AttachEvidenceFromFile(fs, path, a.findings);
   return a;
 }
 

@@ -24,7 +24,7 @@ using log_test::Step;
 
 // Llama-3-8B (and 3.1-8B) under torchtitan's formula, by hand
 // (torchtitan/models/llama3/model.py get_nparams_and_flops, training-logs.md
-// §5.3): N = 8,030,261,248 total - 128,256 x 4,096 = 525,336,576 embedding
+// section 5.3): N = 8,030,261,248 total - 128,256 x 4,096 = 525,336,576 embedding
 // = 7,504,924,672; 6N + 12 x L x heads x head_dim x T with L = 32, 32 heads
 // of 128, T = 8192.
 constexpr double kLlama8bN = 8'030'261'248.0 - 128256.0 * 4096.0;
@@ -178,7 +178,7 @@ TEST(AnalyzeTrainingLog, CauseOfALoggedMfuMismatchFollowsTheRatio) {
 // 24 XPUs, 100 steps of 24 x 8192 tokens, `total_flos = 4454709GF` (x 2^30)
 // and `Number of trainable parameters = 51,492,278`. By hand: 6 x 973.1e6
 // non-embedding parameters (1,235,814,400 - 128,256 x 2,048) x 19,660,800
-// tokens = 1.148e17, and 4.783e15 is 1/24 of it (training-logs.md §7.3).
+// tokens = 1.148e17, and 4.783e15 is 1/24 of it (training-logs.md section 7.3).
 TEST(AnalyzeTrainingLog, HfTotalFlosExplainedAsShardedParameters) {
   LogTimeline t;
   t.format = LogFormat::kHfTrainer;
@@ -207,6 +207,11 @@ TEST(AnalyzeTrainingLog, HfTotalFlosExplainedAsShardedParameters) {
   EXPECT_NE(f->message.find("19660800 tokens"), std::string::npos) << f->message;
   EXPECT_NE(f->message.find("padding"), std::string::npos) << f->message;
   // The same FLOPs over one GPU's worth of tokens: 1.3x -> padding counted.
+  // The log's own token count is used where it has one.
+  t.steps[0].consumed_tokens = 19'660'800;
+  a = AnalyzeTrainingLog(t, Db(), r);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(CountKind(*a, "sharded_parameters"), 2u);
   t.steps[0].logged_total_flos = 1.3 * 6 * n * 19'660'800;
   t.header.parameters = kLogNaN;
   a = AnalyzeTrainingLog(t, Db(), r);

@@ -18,7 +18,7 @@ namespace mfu::log_internal {
 namespace {
 
 constexpr double kA100Peak = 312e12;  // A100 dense BF16, the fallback of torchtitan/nanoGPT/OLMo-core
-constexpr double kCauseMatch = 0.05;  // a ratio within 5% of a cause's factor is that cause
+constexpr double kCauseMatch = 0.03;  // a ratio within 3% of a cause's factor is that cause
 
 bool Positive(double x) {
   return std::isfinite(x) && x > 0;
@@ -55,15 +55,18 @@ struct Cause {
   std::string why;  // "divides by the A100's 312 TFLOP/s", completes "the logged MFU ..."
 };
 
-// The cause whose factor is closest to `ratio` (within kCauseMatch); null.
-const Cause* Closest(const std::vector<Cause>& causes, double ratio) {
+// The cause whose factor is closest to `ratio`; null when none is within
+// kCauseMatch (and within a quarter of the factor's own distance from 1, so
+// that a factor near 1 is not matched by noise). A factor inside the
+// tolerance cannot explain a disagreement beyond it and is skipped.
+const Cause* Closest(const std::vector<Cause>& causes, double ratio, double tolerance) {
   const Cause* best = nullptr;
   double best_err = kCauseMatch;
   for (const Cause& c : causes) {
-    if (!(c.factor > 0) || std::fabs(c.factor - 1) < kCauseMatch)
+    if (!(c.factor > 0) || std::fabs(c.factor - 1) <= tolerance)
       continue;
     const double err = std::fabs(ratio / c.factor - 1);
-    if (err <= best_err) {
+    if (err <= best_err && err <= std::fabs(std::log(c.factor)) / 4) {
       best_err = err;
       best = &c;
     }
@@ -148,26 +151,51 @@ std::string Remedy(const LogAnalysis& a, const char* kind) {
     return "check how the framework divides by the parallel sizes (prime-rl#20)";
   if (k == "attention_factor")
     return "compare under one convention (--convention; torchtitan PR #280 discusses the factor)";
+  if (f == LogFormat::kNanoGpt)
+    return "nanoGPT's mfu is an EMA (0.9 old + 0.1 new) that averages the slower eval-interval steps in, and its "
+           "denominator is always the A100's 312e12";
   return "check --model, --gpus, --seq-len and the peak";
 }
 
-// Per-line comparisons grouped by cause: one finding per cause.
-struct Group {
-  const LogStep* first = nullptr;
+// One attempt's logged figure against the recomputed one: the medians of
+// its comparable lines (robust to an EMA such as nanoGPT's and to noise).
+struct Comparison {
+  const LogStep* first = nullptr;  // the attempt's first compared line (the evidence)
   size_t lines = 0;
   double logged = 0, recomputed = 0, ratio = 0;
-  std::string why;
 };
 
-void AddGrouped(std::vector<std::pair<std::string, Group>>& groups, const std::string& kind, const LogStep& s,
-                double logged, double recomputed, const std::string& why) {
-  for (auto& [k, g] : groups) {
-    if (k == kind && g.why == why) {
-      ++g.lines;
-      return;
+// The comparisons, one per attempt with at least one comparable line having
+// both figures.
+template <typename Logged, typename Recomputed>
+std::vector<Comparison> CompareByAttempt(const std::vector<LogStep>& steps, const std::vector<bool>& comparable,
+                                         Logged logged, Recomputed recomputed) {
+  std::vector<Comparison> out;
+  size_t i = 0;
+  while (i < steps.size()) {
+    const int32_t attempt = steps[i].attempt;
+    std::vector<double> l, r;
+    const LogStep* first = nullptr;
+    for (; i < steps.size() && steps[i].attempt == attempt; ++i) {
+      const double x = logged(steps[i]), y = recomputed(steps[i]);
+      if (!comparable[i] || !Positive(x) || !Positive(y))
+        continue;
+      if (!first)
+        first = &steps[i];
+      l.push_back(x);
+      r.push_back(y);
     }
+    if (!first)
+      continue;
+    Comparison c;
+    c.first = first;
+    c.lines = l.size();
+    c.logged = Median(std::move(l));
+    c.recomputed = Median(std::move(r));
+    c.ratio = c.logged / c.recomputed;
+    out.push_back(c);
   }
-  groups.push_back({kind, Group{&s, 1, logged, recomputed, logged / recomputed, why}});
+  return out;
 }
 
 // Lines whose logged figure is compared: not warm-up, not a spike, not a
@@ -217,31 +245,23 @@ void CheckLoggedMfu(const LogAnalysis& a, const LogAnalysisRequest& r, const Flo
   double printed_ratio = 0;
   const bool printed = CheckPrintedPeak(a, r.tolerance, out, printed_ratio);
   const std::vector<Cause> causes = MfuCauses(a, alt);
-  std::vector<std::pair<std::string, Group>> groups;
-  size_t compared = 0;
-  const auto& steps = a.timeline.steps;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const LogStep& s = steps[i];
-    if (!comparable[i] || !Positive(s.logged_mfu) || !Positive(s.mfu))
+  const auto comparisons = CompareByAttempt(
+      a.timeline.steps, comparable, [](const LogStep& s) { return s.logged_mfu; },
+      [](const LogStep& s) { return s.mfu; });
+  for (const Comparison& c : comparisons) {
+    if (std::fabs(c.ratio - 1) <= r.tolerance)
       continue;
-    ++compared;
-    const double ratio = s.logged_mfu / s.mfu;
-    if (std::fabs(ratio - 1) <= r.tolerance)
-      continue;
-    if (printed && std::fabs(ratio / printed_ratio - 1) <= kCauseMatch)
+    if (printed && std::fabs(c.ratio / printed_ratio - 1) <= kCauseMatch)
       continue;  // the printed-peak finding explains it
-    const Cause* c = Closest(causes, ratio);
-    AddGrouped(groups, c ? c->kind : "logged_mfu_mismatch", s, s.logged_mfu, s.mfu, c ? c->why : "");
-  }
-  for (const auto& [kind, g] : groups) {
-    const std::string why = g.why.empty() ? fmt::format("is {:.2f}x the recomputed one", g.ratio) : g.why;
-    LogFinding f =
-        Make(kind.c_str(), g.first,
-             fmt::format("the logged MFU {:.2f}% {} (on {} of {} lines); against the {}'s dense {} {:.1f} "
-                         "TFLOP/s under {} it is {:.2f}%: {}",
-                         Pct(g.logged), why, g.lines, compared, GpuName(a), DTypeName(a.precision), Tf(a.peak_flops),
-                         ConventionName(a.convention), Pct(g.recomputed), Remedy(a, kind.c_str())));
-    out.push_back(std::move(f));
+    const Cause* cause = Closest(causes, c.ratio, r.tolerance);
+    const char* kind = cause ? cause->kind : "logged_mfu_mismatch";
+    const std::string why = cause ? cause->why : fmt::format("is {:.2f}x the recomputed one", c.ratio);
+    out.push_back(
+        Make(kind, c.first,
+             fmt::format("the logged MFU {:.2f}% {} (median of {} lines from step {}); against the {}'s "
+                         "dense {} {:.1f} TFLOP/s under {} it is {:.2f}%: {}",
+                         Pct(c.logged), why, c.lines, c.first->step, GpuName(a), DTypeName(a.precision),
+                         Tf(a.peak_flops), ConventionName(a.convention), Pct(c.recomputed), Remedy(a, kind))));
   }
 }
 
@@ -253,28 +273,20 @@ void CheckLoggedTflops(const LogAnalysis& a, const LogAnalysisRequest& r, const 
     causes.push_back({"logged_tflops_mismatch", a.hardware_flops_per_token / a.model_flops_per_token,
                       fmt::format("counts the {} recompute (hardware FLOPs, as Megatron-DeepSpeed does)",
                                   RecomputeName(a.recompute))});
-  std::vector<std::pair<std::string, Group>> groups;
-  size_t compared = 0;
-  const auto& steps = a.timeline.steps;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const LogStep& s = steps[i];
-    if (!comparable[i] || !Positive(s.logged_tflops_per_gpu) || !Positive(s.tflops_per_gpu))
+  const auto comparisons = CompareByAttempt(
+      a.timeline.steps, comparable, [](const LogStep& s) { return s.logged_tflops_per_gpu; },
+      [](const LogStep& s) { return s.tflops_per_gpu; });
+  for (const Comparison& c : comparisons) {
+    if (std::fabs(c.ratio - 1) <= r.tolerance)
       continue;
-    ++compared;
-    const double ratio = s.logged_tflops_per_gpu / s.tflops_per_gpu;
-    if (std::fabs(ratio - 1) <= r.tolerance)
-      continue;
-    const Cause* c = Closest(causes, ratio);
-    AddGrouped(groups, c ? c->kind : "logged_tflops_mismatch", s, s.logged_tflops_per_gpu, s.tflops_per_gpu,
-               c ? c->why : "");
-  }
-  for (const auto& [kind, g] : groups) {
-    const std::string why = g.why.empty() ? fmt::format("is {:.2f}x the recomputed one", g.ratio) : g.why;
-    out.push_back(Make(kind.c_str(), g.first,
-                       fmt::format("the logged {:.1f} TFLOP/s per GPU {} (on {} of {} lines); recomputed under {} it "
-                                   "is {:.1f}: {}",
-                                   g.logged, why, g.lines, compared, ConventionName(a.convention), g.recomputed,
-                                   Remedy(a, kind.c_str()))));
+    const Cause* cause = Closest(causes, c.ratio, r.tolerance);
+    const char* kind = cause ? cause->kind : "logged_tflops_mismatch";
+    const std::string why = cause ? cause->why : fmt::format("is {:.2f}x the recomputed one", c.ratio);
+    out.push_back(Make(kind, c.first,
+                       fmt::format("the logged {:.1f} TFLOP/s per GPU {} (median of {} lines from step {}); "
+                                   "recomputed under {} it is {:.1f}: {}",
+                                   c.logged, why, c.lines, c.first->step, ConventionName(a.convention), c.recomputed,
+                                   Remedy(a, kind))));
   }
 }
 

@@ -15,10 +15,12 @@
 namespace mfu::log_internal {
 namespace {
 
-constexpr size_t kMaxPerKind = 20;        // findings of one kind listed one by one
-constexpr double kRegressionDrop = 0.15;  // a regression: >= 15% below the median ...
-constexpr size_t kRegressionLines = 3;    // ... for >= 3 consecutive lines
-constexpr double kSpikeFactor = 2;        // a spike: 2x slower or faster than both neighbours
+constexpr size_t kMaxPerKind = 20;            // findings of one kind listed one by one
+constexpr double kRegressionDrop = 0.15;      // a regression: >= 15% below the median ...
+constexpr size_t kRegressionLines = 3;        // ... for >= 3 consecutive lines
+constexpr double kSpikeFactor = 2;            // a spike: 2x slower or faster than both neighbours
+constexpr double kPeriodicSpikeFactor = 1.5;  // ... or slower than both and 1.5x below the median, at a
+                                              // fixed step period (>= 3 lines)
 constexpr double kCauseMatch = 0.05;
 
 bool Positive(double x) {
@@ -33,6 +35,11 @@ LogFinding Make(const char* kind, const LogStep& s, std::string message) {
   f.attempt = s.attempt;
   f.message = std::move(message);
   return f;
+}
+
+// "1 line", "3 lines".
+std::string Lines(size_t n, const char* word = "line") {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
 std::string Rate(double value, RateKind kind) {
@@ -72,9 +79,9 @@ void AddWarmup(const std::vector<LogStep>& steps, const RateProfile& p, std::vec
     const LogStep& last = steps[j - 1];
     const double median = Median(rates);
     out.push_back(Make("warmup", steps[i],
-                       fmt::format("steps {}-{} ({} lines) run at {}, {:.0f}% of the median {}: compilation and "
+                       fmt::format("steps {}-{} ({}) run at {}, {:.0f}% of the median {}: compilation and "
                                    "initialization; they are left out of the steady state",
-                                   steps[i].step, last.step, rates.size(), Rate(median, p.kind),
+                                   steps[i].step, last.step, Lines(rates.size()), Rate(median, p.kind),
                                    100 * median / p.median, Rate(p.median, p.kind))));
     i = j;
   }
@@ -167,8 +174,8 @@ void AddRestarts(const std::vector<LogStep>& steps, std::vector<LogFinding>& out
     if (s.step <= prev.step) {
       message = fmt::format(
           "the step count goes back from {} to {} (attempt {}): a restart from a checkpoint; {} "
-          "steps are run again",
-          prev.step, s.step, s.attempt, prev.step - s.step + 1);
+          "run again",
+          prev.step, s.step, s.attempt, Lines(static_cast<size_t>(prev.step - s.step + 1), "step"));
     } else {
       message = fmt::format(
           "a new run begins at step {} after step {} (attempt {}): a restart; run 'mfu goodput' on "
@@ -203,7 +210,6 @@ void AddSkipped(const std::vector<LogStep>& steps, std::vector<LogFinding>& out)
 }  // namespace
 
 std::vector<size_t> FindSpikes(const std::vector<LogStep>& steps, const RateProfile& p) {
-  std::vector<size_t> out;
   // Neighbours: the previous and next training lines with a rate, of the
   // same attempt.
   std::vector<size_t> idx;
@@ -211,15 +217,22 @@ std::vector<size_t> FindSpikes(const std::vector<LogStep>& steps, const RateProf
     if (!steps[i].validation && !p.warmup[i] && Positive(p.rate[i]))
       idx.push_back(i);
   }
+  std::vector<size_t> single, periodic;
   for (size_t k = 1; k + 1 < idx.size(); ++k) {
     const size_t a = idx[k - 1], i = idx[k], b = idx[k + 1];
     if (steps[a].attempt != steps[i].attempt || steps[b].attempt != steps[i].attempt)
       continue;
     const double r = p.rate[i];
-    if (kSpikeFactor * r <= std::min(p.rate[a], p.rate[b]) || r >= kSpikeFactor * std::max(p.rate[a], p.rate[b]))
-      out.push_back(i);
+    const double slow = std::min(p.rate[a], p.rate[b]) / r;
+    const double fast = r / std::max(p.rate[a], p.rate[b]);
+    if (slow >= kSpikeFactor || fast >= kSpikeFactor)
+      single.push_back(i);
+    if (slow > 1 && p.median / r >= kPeriodicSpikeFactor)
+      periodic.push_back(i);
   }
-  return out;
+  // Slow lines at a fixed step period are evidence enough at a lower
+  // factor: an evaluation or checkpoint every N steps.
+  return Period(steps, periodic) > 0 ? periodic : single;
 }
 
 void AddShapeFindings(const LogAnalysisRequest& request, const RateProfile& profile, const std::vector<size_t>& spikes,
@@ -296,17 +309,26 @@ void AddHfFindings(const FlopsAlternatives& flops, LogAnalysis& a) {
     if (Positive(s.logged_total_flos) && s.step > 0)
       last = &s;
   }
-  if (!last || !(flops.hf_six_n > 0) || a.global_batch <= 0 || a.seq_len <= 0)
+  if (!last || !(flops.hf_six_n > 0))
     return;
-  const double tokens =
-      static_cast<double>(last->step) * static_cast<double>(a.global_batch) * static_cast<double>(a.seq_len);
+  // The job's tokens: the log's own count (num_input_tokens_seen), else
+  // steps x global batch x sequence length.
+  double tokens = 0;
+  std::string how;
+  if (Positive(last->consumed_tokens)) {
+    tokens = last->consumed_tokens;
+    how = "as the log counts them";
+  } else if (a.global_batch > 0 && a.seq_len > 0) {
+    tokens = static_cast<double>(last->step) * static_cast<double>(a.global_batch) * static_cast<double>(a.seq_len);
+    how = fmt::format("{} steps x {} x {}", last->step, a.global_batch, a.seq_len);
+  } else {
+    return;
+  }
   const double expected = flops.hf_six_n * tokens;
   const double ratio = last->logged_total_flos / expected;
   const double n = flops.hf_six_n / 6;
-  const std::string basis = fmt::format(
-      "6 x {:.4g} non-embedding parameters x {:.0f} tokens ({} steps x {} x {}) = "
-      "{:.4g}",
-      n, tokens, last->step, a.global_batch, a.seq_len, expected);
+  const std::string basis =
+      fmt::format("6 x {:.4g} non-embedding parameters x {:.0f} tokens ({}) = {:.4g}", n, tokens, how, expected);
   const auto gpus = static_cast<double>(a.gpus);
   if (a.gpus > 1 && std::fabs(ratio * gpus - 1) <= kCauseMatch) {
     a.findings.push_back(

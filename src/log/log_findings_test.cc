@@ -86,7 +86,7 @@ TEST(LogFindings, RestartWhenTheStepGoesBackOrAttemptChanges) {
   EXPECT_EQ(f->step, 4);
   EXPECT_EQ(f->line, 7);
   EXPECT_NE(f->message.find("from 6 to 4"), std::string::npos) << f->message;
-  EXPECT_NE(f->message.find("3 steps are run again"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("3 steps run again"), std::string::npos) << f->message;
 }
 
 TEST(LogFindings, SkippedIterationsSummed) {

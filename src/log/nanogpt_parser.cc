@@ -1,4 +1,4 @@
-// nanoGPT (karpathy/nanoGPT @3adf61e, training-logs.md §9): train.py's
+// nanoGPT (karpathy/nanoGPT @3adf61e, training-logs.md section 9): train.py's
 // step line "iter {iter_num}: loss {lossf:.4f}, time {dt*1000:.2f}ms, mfu
 // {running_mfu*100:.2f}%" (L325-327), the eval line "step {iter_num}: train
 // loss {:.4f}, val loss {:.4f}" (L264), "saving checkpoint to {out_dir}"
@@ -55,9 +55,9 @@ class NanoGptParser final : public FormatParser {
 
   void Finish(TimelineBuilder& out) override {
     LogHeader& h = out.header();
-    if (h.tokens_per_step == 0 && h.micro_batch > 0 && h.seq_len > 0 && h.grad_accum > 0) {
+    if (h.tokens_per_step == 0) {
       // tokens per iteration = grad_accum (global, before the DDP split) x batch x block (L102)
-      h.tokens_per_step = h.grad_accum * h.micro_batch * h.seq_len;
+      h.tokens_per_step = CheckedProduct(h.grad_accum, h.micro_batch, h.seq_len);
     }
     for (LogStep& s : out.mutable_steps()) {
       if (h.tokens_per_step > 0 && !std::isnan(s.step_time_s) && s.step_time_s > 0 && std::isnan(s.tokens_per_s)) {
@@ -112,11 +112,16 @@ class NanoGptParser final : public FormatParser {
       return false;
     }
     last_eval_step_ = *step;
-    LogEvent e;
-    e.kind = LogEventKind::kEvaluation;
-    e.line = line.line;
-    e.attempt = out.attempt();
-    e.step = *step;
+    if (std::optional<double> val = NumberAfter(text, ", val loss ")) {
+      LogStep s;
+      s.step = *step;
+      s.line = line.line;
+      s.loss = *val;
+      s.validation = true;
+      Status st = out.AddStep(std::move(s), line.rank);
+      (void)st;
+    }
+    LogEvent e = MakeEvent(LogEventKind::kEvaluation, line.line, out, *step);
     e.detail = std::string(text.substr(0, 200));
     out.AddEvent(std::move(e));
     return true;
@@ -197,6 +202,8 @@ class NanoGptParser final : public FormatParser {
 
 }  // namespace
 
-std::unique_ptr<FormatParser> MakeNanoGptParser() { return std::make_unique<NanoGptParser>(); }
+std::unique_ptr<FormatParser> MakeNanoGptParser() {
+  return std::make_unique<NanoGptParser>();
+}
 
 }  // namespace mfu::log_internal

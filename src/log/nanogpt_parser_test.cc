@@ -4,7 +4,7 @@
 // checkpoint to {out_dir}", L325-327 "iter {iter_num}: loss {lossf:.4f},
 // time {dt*1000:.2f}ms, mfu {running_mfu*100:.2f}%"; model.py "number of
 // parameters: %.2fM"; configurator.py "Overriding: {key} = {attempt}";
-// training-logs.md §9.
+// training-logs.md section 9.
 
 #include <gtest/gtest.h>
 
@@ -52,12 +52,18 @@ TEST(NanoGptParser, FormatStringsAndArgs) {
   EXPECT_EQ(h.precision, "bf16");
   EXPECT_EQ(h.tokens_per_step, 491520);  // = 40 x 12 x 1024
   EXPECT_DOUBLE_EQ(h.parameters, 10.65e6);
-  ASSERT_EQ(t.steps.size(), 3u);
-  EXPECT_TRUE(std::isnan(t.steps[0].logged_mfu));  // -100.00%: not computed yet
-  EXPECT_DOUBLE_EQ(t.steps[0].step_time_s, 30.1875);
-  EXPECT_DOUBLE_EQ(t.steps[1].logged_mfu, 0.3551);
-  EXPECT_DOUBLE_EQ(t.steps[1].step_time_s, 0.42536);
-  EXPECT_DOUBLE_EQ(t.steps[1].tokens_per_s, 491520 / 0.42536);
+  // The eval lines are validation steps (val loss) and evaluation events.
+  ASSERT_EQ(t.steps.size(), 5u);
+  EXPECT_TRUE(t.steps[0].validation);
+  EXPECT_EQ(t.steps[0].step, 0);
+  EXPECT_DOUBLE_EQ(t.steps[0].loss, 4.2823);
+  std::vector<LogStep> steps = testing::TrainSteps(t);
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_TRUE(std::isnan(steps[0].logged_mfu));  // -100.00%: not computed yet
+  EXPECT_DOUBLE_EQ(steps[0].step_time_s, 30.1875);
+  EXPECT_DOUBLE_EQ(steps[1].logged_mfu, 0.3551);
+  EXPECT_DOUBLE_EQ(steps[1].step_time_s, 0.42536);
+  EXPECT_DOUBLE_EQ(steps[1].tokens_per_s, 491520 / 0.42536);
   EXPECT_EQ(CountEvents(t, LogEventKind::kEvaluation), 2);
   ASSERT_EQ(CountEvents(t, LogEventKind::kCheckpointSave), 1);
   for (const LogEvent& e : t.events) {
@@ -69,8 +75,11 @@ TEST(NanoGptParser, FormatStringsAndArgs) {
 }
 
 TEST(NanoGptParser, Rtx4070Excerpt) {
-  LogTimeline t = ReadExcerpt("nanogpt_rtx4070tis-shakespeare-char.log");
-  EXPECT_EQ(t.format, LogFormat::kNanoGpt);
+  LogTimeline all = ReadExcerpt("nanogpt_rtx4070tis-shakespeare-char.log");
+  EXPECT_EQ(all.format, LogFormat::kNanoGpt);
+  EXPECT_EQ(all.steps.size(), 143u + 29u);  // 29 eval lines as validation steps
+  LogTimeline t = all;
+  t.steps = testing::TrainSteps(all);
   ASSERT_EQ(t.steps.size(), 143u);  // "iter 0" .. "iter 1420" every 10
   EXPECT_EQ(t.steps[0].step, 0);
   EXPECT_DOUBLE_EQ(t.steps[0].loss, 4.2315);
@@ -84,7 +93,7 @@ TEST(NanoGptParser, Rtx4070Excerpt) {
   EXPECT_EQ(t.steps.back().step, 1420);
   EXPECT_EQ(CountEvents(t, LogEventKind::kEvaluation), 29);
   EXPECT_EQ(CountEvents(t, LogEventKind::kCheckpointSave), 28);
-  // Hand check of the ~9.7% (training-logs.md §9): 2.21e7 FLOPs/token x (256 x 64 x 40) tokens per
+  // Hand check of the ~9.7% (training-logs.md section 9): 2.21e7 FLOPs/token x (256 x 64 x 40) tokens per
   // iteration over the parsed step time, against nanoGPT's fixed A100 peak 312e12, is within 1% of the EMA.
   EXPECT_NEAR(2.21e7 * 256 * 64 * 40 / t.steps[2].step_time_s / 312e12, t.steps[2].logged_mfu, 0.01);
 }

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <vector>
 
-#include "log/log_analysis_internal.h"
 #include "log/analysis_test_util.h"
+#include "log/log_analysis_internal.h"
 
 namespace mfu {
 namespace {

@@ -1,13 +1,13 @@
 // Renderers of `mfu log`: text, JSON and CSV of one LogAnalysis.
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstddef>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "base/strings.h"
 #include "mfu/report_log.h"
@@ -64,16 +64,14 @@ void PrintInputs(std::ostream& out, const LogAnalysis& a, int width) {
                            fmt::format("{}: {}, {} step lines, {} attempt{}", t.origin, LogFormatId(t.format),
                                        t.steps.size(), t.attempts, t.attempts == 1 ? "" : "s"),
                            width);
-  out << report::LabelLine("model", a.model_name.empty() ? "unknown (pass --model)"
-                                                         : Sourced(a.model_name, a.model_source),
-                           width);
   out << report::LabelLine(
-      "gpu",
-      a.gpu ? Sourced(fmt::format("{}, dense {} {:.1f} TFLOP/s", a.gpu->display_name(), DTypeName(a.precision),
-                                  a.peak_flops / 1e12),
-                      a.gpu_source)
-            : std::string("unknown (pass --gpu)"),
-      width);
+      "model", a.model_name.empty() ? "unknown (pass --model)" : Sourced(a.model_name, a.model_source), width);
+  out << report::LabelLine("gpu",
+                           a.gpu ? Sourced(fmt::format("{}, dense {} {:.1f} TFLOP/s", a.gpu->display_name(),
+                                                       DTypeName(a.precision), a.peak_flops / 1e12),
+                                           a.gpu_source)
+                                 : std::string("unknown (pass --gpu)"),
+                           width);
   out << report::LabelLine("gpus", Known(a.gpus, a.gpus_source, "--gpus"), width);
   out << report::LabelLine("seq len", Known(a.seq_len, a.seq_len_source, "--seq-len"), width);
   out << report::LabelLine("batch", Known(a.global_batch, a.global_batch_source, "--global-batch"), width);
@@ -97,11 +95,11 @@ void PrintSteady(std::ostream& out, const LogAnalysis& a, int width) {
   }
   out << report::LabelLine(
       "steady",
-      fmt::format("steps {}-{} ({} lines): MFU {} ({}), megatron {}, HFU {}; {} tokens/s per GPU, {} TFLOP/s per "
+      fmt::format("steps {}-{} ({} line{}): MFU {} ({}), megatron {}, HFU {}; {} tokens/s per GPU, {} TFLOP/s per "
                   "GPU; logged MFU {}, logged {} TFLOP/s",
-                  s.first_step, s.last_step, s.step_lines, Pct(s.mfu), ConventionName(a.convention),
-                  Pct(s.mfu_megatron), Pct(s.hfu), Count(s.tokens_per_s_per_gpu), Fix(s.tflops_per_gpu, 1),
-                  Pct(s.logged_mfu), Fix(s.logged_tflops_per_gpu, 1)),
+                  s.first_step, s.last_step, s.step_lines, s.step_lines == 1 ? "" : "s", Pct(s.mfu),
+                  ConventionName(a.convention), Pct(s.mfu_megatron), Pct(s.hfu), Count(s.tokens_per_s_per_gpu),
+                  Fix(s.tflops_per_gpu, 1), Pct(s.logged_mfu), Fix(s.logged_tflops_per_gpu, 1)),
       width);
 }
 
@@ -148,10 +146,9 @@ void PrintSteps(std::ostream& out, const LogAnalysis& a, int width) {
                    "logged MFU", "loss"});
   for (size_t i : rows) {
     const LogStep& s = steps[i];
-    t.AddRow({std::to_string(s.step) + (s.validation ? " eval" : ""), std::to_string(s.line),
-              std::to_string(s.attempt), Fix(s.step_time_s, 3), Count(s.tokens_per_s_per_gpu),
-              Fix(s.tflops_per_gpu, 1), Pct(s.mfu), Pct(s.mfu_megatron), Pct(s.hfu), Fix(s.logged_tflops_per_gpu, 1),
-              Pct(s.logged_mfu), Fix(s.loss, 4)});
+    t.AddRow({std::to_string(s.step) + (s.validation ? " eval" : ""), std::to_string(s.line), std::to_string(s.attempt),
+              Fix(s.step_time_s, 3), Count(s.tokens_per_s_per_gpu), Fix(s.tflops_per_gpu, 1), Pct(s.mfu),
+              Pct(s.mfu_megatron), Pct(s.hfu), Fix(s.logged_tflops_per_gpu, 1), Pct(s.logged_mfu), Fix(s.loss, 4)});
   }
   t.Print(out, width);
 }
@@ -199,28 +196,27 @@ json Source(const std::string& s) {
 }
 
 json InputsJson(const LogAnalysis& a) {
-  return {{"model", a.model_name.empty() ? json(nullptr) : json(a.model_name)},
-          {"model_source", Source(a.model_source)},
-          {"gpu", a.gpu ? report::GpuJson(*a.gpu) : json(nullptr)},
-          {"gpu_source", Source(a.gpu_source)},
-          {"gpus", Int(a.gpus, 0)},
-          {"gpus_source", Source(a.gpus_source)},
-          {"seq_len", Int(a.seq_len, 0)},
-          {"seq_len_source", Source(a.seq_len_source)},
-          {"global_batch", Int(a.global_batch, 0)},
-          {"global_batch_source", Source(a.global_batch_source)},
-          {"convention", report::ConventionJson(a.convention)},
-          {"convention_source", a.convention_source},
-          {"precision", DTypeName(a.precision)},
-          {"precision_source", a.precision_source},
-          {"recompute", RecomputeName(a.recompute)},
-          {"recompute_source", a.recompute_source},
-          {"peak_flops_per_s", a.peak_flops > 0 ? json(a.peak_flops) : json(nullptr)},
-          {"model_flops_per_token", a.model_flops_per_token > 0 ? json(a.model_flops_per_token) : json(nullptr)},
-          {"megatron_flops_per_token",
-           a.megatron_flops_per_token > 0 ? json(a.megatron_flops_per_token) : json(nullptr)},
-          {"hardware_flops_per_token",
-           a.hardware_flops_per_token > 0 ? json(a.hardware_flops_per_token) : json(nullptr)}};
+  return {
+      {"model", a.model_name.empty() ? json(nullptr) : json(a.model_name)},
+      {"model_source", Source(a.model_source)},
+      {"gpu", a.gpu ? report::GpuJson(*a.gpu) : json(nullptr)},
+      {"gpu_source", Source(a.gpu_source)},
+      {"gpus", Int(a.gpus, 0)},
+      {"gpus_source", Source(a.gpus_source)},
+      {"seq_len", Int(a.seq_len, 0)},
+      {"seq_len_source", Source(a.seq_len_source)},
+      {"global_batch", Int(a.global_batch, 0)},
+      {"global_batch_source", Source(a.global_batch_source)},
+      {"convention", report::ConventionJson(a.convention)},
+      {"convention_source", a.convention_source},
+      {"precision", DTypeName(a.precision)},
+      {"precision_source", a.precision_source},
+      {"recompute", RecomputeName(a.recompute)},
+      {"recompute_source", a.recompute_source},
+      {"peak_flops_per_s", a.peak_flops > 0 ? json(a.peak_flops) : json(nullptr)},
+      {"model_flops_per_token", a.model_flops_per_token > 0 ? json(a.model_flops_per_token) : json(nullptr)},
+      {"megatron_flops_per_token", a.megatron_flops_per_token > 0 ? json(a.megatron_flops_per_token) : json(nullptr)},
+      {"hardware_flops_per_token", a.hardware_flops_per_token > 0 ? json(a.hardware_flops_per_token) : json(nullptr)}};
 }
 
 }  // namespace
@@ -281,12 +277,12 @@ std::vector<std::pair<std::string, std::string>> RenderLogCsv(const LogAnalysis&
       "step,line,attempt,validation,time_s,step_time_s,tokens_per_s_per_gpu,tokens_per_s,samples_per_s,loss,"
       "logged_tflops_per_gpu,logged_mfu,tflops_per_gpu,mfu,mfu_megatron,hfu\n";
   for (const LogStep& s : a.timeline.steps) {
-    steps += base::Join({std::to_string(s.step), std::to_string(s.line), std::to_string(s.attempt),
-                         s.validation ? "1" : "0", CsvField(s.time_s), CsvField(s.step_time_s),
-                         CsvField(s.tokens_per_s_per_gpu), CsvField(s.tokens_per_s), CsvField(s.samples_per_s),
-                         CsvField(s.loss), CsvField(s.logged_tflops_per_gpu), CsvField(s.logged_mfu),
-                         CsvField(s.tflops_per_gpu), CsvField(s.mfu), CsvField(s.mfu_megatron), CsvField(s.hfu)},
-                        ",");
+    steps += base::Join(
+        {std::to_string(s.step), std::to_string(s.line), std::to_string(s.attempt), s.validation ? "1" : "0",
+         CsvField(s.time_s), CsvField(s.step_time_s), CsvField(s.tokens_per_s_per_gpu), CsvField(s.tokens_per_s),
+         CsvField(s.samples_per_s), CsvField(s.loss), CsvField(s.logged_tflops_per_gpu), CsvField(s.logged_mfu),
+         CsvField(s.tflops_per_gpu), CsvField(s.mfu), CsvField(s.mfu_megatron), CsvField(s.hfu)},
+        ",");
     steps += "\n";
   }
   std::string findings = "kind,step,line,origin,message,evidence\n";
