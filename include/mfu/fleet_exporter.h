@@ -28,6 +28,7 @@
 
 #include "mfu/file_system.h"
 #include "mfu/fleet.h"
+#include "mfu/goodput.h"
 #include "mfu/status.h"
 
 namespace mfu {
@@ -80,6 +81,8 @@ inline constexpr char kThrottled[] = "mfu_gpu_throttled";
 inline constexpr char kFinding[] = "mfu_gpu_finding";
 inline constexpr char kBandSeconds[] = "mfu_gpu_band_seconds_total";
 inline constexpr char kJobReportedMfu[] = "mfu_job_reported_mfu_ratio";
+inline constexpr char kJobProductiveSeconds[] = "mfu_job_productive_seconds_total";
+inline constexpr char kJobBadputSeconds[] = "mfu_job_badput_seconds_total";
 inline constexpr char kBuildInfo[] = "mfu_build_info";
 inline constexpr char kUpstreamUp[] = "mfu_upstream_up";
 inline constexpr char kUpstreamDuration[] = "mfu_upstream_scrape_duration_seconds";
@@ -119,6 +122,17 @@ struct FleetUpstreamStatus {
   int64_t sentinels_total = 0;
 };
 
+// A job's goodput accounting (ComputeGoodput) from its event files
+// (--goodput-events): mfu_job_productive_seconds_total and
+// mfu_job_badput_seconds_total{category}. The totals cover the whole run in
+// the files; a failure can move earlier productive time to wasted_progress,
+// which Prometheus reads as a reset of the productive counter.
+struct FleetJobGoodput {
+  std::string job_id;
+  double productive_s = 0;
+  std::array<double, kNumBadputCategories> badput_s{};  // by BadputCategory
+};
+
 struct FleetMetricsView {
   // The snapshot's estimates; nullptr when none may be served (upstream down
   // beyond --max-age): then no per-GPU or per-job series at all.
@@ -132,6 +146,8 @@ struct FleetMetricsView {
   int64_t timestamp_ms = 0;
   FleetUpstreamStatus upstream;
   std::string version;  // mfu_build_info{version=...}
+  // Served whatever the upstream's state: they come from files, not from it.
+  std::vector<FleetJobGoodput> goodput;
 };
 
 // Prometheus exposition text 0.0.4 (# HELP, # TYPE, samples) of `view`.
@@ -197,6 +213,11 @@ struct FleetExporterOptions {
   // refresh serves it again. Concurrent requests always share one refresh.
   double cache_s = 1;
   std::string version;  // mfu_build_info
+  // --goodput-events: job id -> its event files (any source ReadGoodputEvents
+  // reads, merged). Read at Create (an unreadable or malformed file is its
+  // error) and again at a refresh when a file's size changed or 30 s after
+  // the last read; a file that later fails keeps the last good totals.
+  std::map<std::string, std::vector<std::string>> goodput_events;
   // One line per change of the upstream's state ("upstream down: ..."). May
   // be called from any server thread, never concurrently.
   std::function<void(std::string_view)> log;
@@ -207,7 +228,9 @@ struct FleetExporterOptions {
 class FleetExporter {
  public:
   // kInvalidArgument when `upstream` is empty or an http(s) URL that does
-  // not parse, `analysis.hardware` is null or a file upstream has no `fs`.
+  // not parse, `analysis.hardware` is null or a file upstream has no `fs`;
+  // a --goodput-events file's read or accounting error, prefixed
+  // "--goodput-events JOB=FILE: ".
   // An HTTP upstream is scraped over kept-alive connections
   // (HttpKeepAliveClient).
   static StatusOr<std::unique_ptr<FleetExporter>> Create(FleetExporterOptions options);

@@ -13,6 +13,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 #include <thread>
 #include <utility>
 
@@ -80,6 +81,9 @@ class FleetServeCommand final : public Command {
                    "Precision of the jobs' matmuls, selecting the dense peak [default: bf16, stated as an assumption]");
     app.add_option("--jobs", jobs_, "Jobs file (JSON: id, model, tokens_per_sec or step time; docs/fleet.md)");
     app.add_option("--hpc-job-mapping-dir", mapping_dir_, "dcgm-exporter's --hpc-job-mapping-dir (Slurm job ids)");
+    app.add_option("--goodput-events", goodput_events_,
+                   "JOB=FILE: a job's goodput event file (mfu goodput's sources), served as "
+                   "mfu_job_productive_seconds_total and mfu_job_badput_seconds_total; repeat it, a job's files merge");
     app.add_option("--upstream-timeout", timeout_s_, "Upstream connect and read time-out (s)")->capture_default_str();
     app.add_option("--max-age", max_age_s_,
                    "Serve the last good snapshot, with its own timestamp, for this long after the upstream fails (s; "
@@ -107,6 +111,12 @@ class FleetServeCommand final : public Command {
     if (!jobs_.empty()) {
       MFU_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(jobs_));
       MFU_ASSIGN_OR_RETURN(options.analysis.job_reports, ParseFleetJobs(text, jobs_));
+    }
+    for (const std::string& entry : goodput_events_) {
+      const size_t eq = entry.find('=');
+      if (eq == 0 || eq == std::string::npos || eq + 1 == entry.size())
+        return InvalidArgumentError("--goodput-events '" + entry + "': expected JOB=FILE");
+      options.goodput_events[entry.substr(0, eq)].push_back(entry.substr(eq + 1));
     }
     std::ostream& err = ctx.err;
     options.log = [&err](std::string_view line) { err << "mfu fleet serve: " << line << std::endl; };
@@ -142,6 +152,7 @@ class FleetServeCommand final : public Command {
 
  private:
   std::string upstream_, listen_ = ":9401", precision_, jobs_, mapping_dir_;
+  std::vector<std::string> goodput_events_;
   double timeout_s_ = 5, max_age_s_ = 0;
 };
 

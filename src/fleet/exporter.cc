@@ -15,6 +15,7 @@
 #include <tuple>
 #include <utility>
 
+#include "fleet/goodput_counters.h"
 #include "mfu/fleet_exporter.h"
 #include "mfu/http_fetch.h"
 
@@ -135,6 +136,10 @@ struct FleetExporter::Impl {
   // scrape cost about a millisecond of the /metrics latency); null for a
   // file upstream.
   std::unique_ptr<HttpKeepAliveClient> upstream_client;
+  // --goodput-events: touched by the refreshing thread only; its totals are
+  // copied into `goodput` under the lock.
+  std::unique_ptr<fleet::GoodputCounters> goodput_counters;
+  std::vector<FleetJobGoodput> goodput;
 
   StatusOr<std::string> Fetch() const {
     if (upstream_client != nullptr)
@@ -251,6 +256,7 @@ struct FleetExporter::Impl {
     FleetMetricsView view;
     view.upstream = status;
     view.version = options.version;
+    view.goodput = goodput;
     const bool fresh = status.up;
     const bool within_max_age = last_good != nullptr && options.max_age_s > 0 &&
                                 std::chrono::duration<double>(now - last_good_steady).count() <= options.max_age_s;
@@ -280,7 +286,17 @@ struct FleetExporter::Impl {
       refreshing = true;
       lock.unlock();
       Scrape scrape = ScrapeUpstream();
+      std::vector<std::string> goodput_errors;
+      std::vector<FleetJobGoodput> totals;
+      if (goodput_counters != nullptr) {
+        goodput_counters->Refresh(goodput_errors);
+        totals = goodput_counters->Totals();
+      }
       lock.lock();
+      goodput = std::move(totals);
+      for (const std::string& e : goodput_errors)
+        if (options.log)
+          options.log("goodput events: " + e + " (the last good totals are served)");
       Apply(scrape);
       last_refresh = SteadyClock::now();
       ++generation;
@@ -338,7 +354,15 @@ StatusOr<std::unique_ptr<FleetExporter>> FleetExporter::Create(FleetExporterOpti
     MFU_ASSIGN_OR_RETURN(
         client, HttpKeepAliveClient::Create(options.upstream, {options.upstream_timeout_s, kMaxUpstreamBytes}));
   }
-  return std::unique_ptr<FleetExporter>(new FleetExporter(std::move(options), std::move(client)));
+  auto counters = std::make_unique<fleet::GoodputCounters>(options.fs, options.goodput_events);
+  MFU_RETURN_IF_ERROR(counters->Load());
+  const bool have_goodput = !options.goodput_events.empty();
+  std::unique_ptr<FleetExporter> exporter(new FleetExporter(std::move(options), std::move(client)));
+  if (have_goodput) {
+    exporter->impl_->goodput = counters->Totals();
+    exporter->impl_->goodput_counters = std::move(counters);
+  }
+  return exporter;
 }
 
 StatusOr<int> FleetExporter::Bind(const std::string& host, int port) {

@@ -158,6 +158,23 @@ void RenderExporterFamily(std::string& out, const FleetMetricSpec& spec, const F
   }
 }
 
+// The goodput counters: from event files, so served whatever the upstream's
+// state, never with a snapshot's timestamp.
+void RenderGoodputFamily(std::string& out, const FleetMetricSpec& spec, const std::vector<FleetJobGoodput>& jobs) {
+  Family family(out, spec, 0);
+  const bool productive = std::string_view(spec.name) == fleet_metric::kJobProductiveSeconds;
+  for (const FleetJobGoodput& job : jobs) {
+    std::string labels;
+    AppendLabel(labels, "job_id", job.job_id);
+    if (productive) {
+      family.Add(labels, job.productive_s);
+      continue;
+    }
+    for (size_t c = 0; c < kNumBadputCategories; ++c)
+      family.Add(labels, job.badput_s[c], BadputCategoryId(static_cast<BadputCategory>(c)));
+  }
+}
+
 }  // namespace
 
 bool IsStaleEstimate(const GpuEstimate& gpu) {
@@ -179,8 +196,11 @@ std::string RenderFleetMetrics(const FleetMetricsView& view) {
     for (const GpuEstimate& gpu : view.report->gpus)
       labels.push_back(GpuLabels(gpu));
   for (const FleetMetricSpec& spec : FleetMetrics()) {
+    const std::string_view name = spec.name;
     if (spec.scope == FleetMetricScope::kExporter) {
       RenderExporterFamily(out, spec, view);
+    } else if (name == fleet_metric::kJobProductiveSeconds || name == fleet_metric::kJobBadputSeconds) {
+      RenderGoodputFamily(out, spec, view.goodput);
     } else if (view.report == nullptr) {
       continue;
     } else if (spec.scope == FleetMetricScope::kGpu) {

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "mfu/file_system.h"
 #include "mfu/fleet_exporter.h"
+#include "mfu/hwdb.h"
 
 namespace mfu {
 namespace {
@@ -233,6 +235,75 @@ TEST(FleetMetrics, SnapshotBandIsTheBandWithTime) {
   EXPECT_EQ(SnapshotBand(g), MfuBand::k30To60);
   g.gpu_hours_by_band = {};
   EXPECT_EQ(SnapshotBand(g), std::nullopt);
+}
+
+// --goodput-events: the counters from a hand-built JSONL events file
+// (ml-goodput-measurement keys, mfu's step_end_time): a start at 1000 s,
+// steps [1010,1020], [1020,1030], [1030,1040], an end at 1050. By hand
+// (docs/goodput.md): wall 50 s; productive 30 s (the first step is charged
+// the mean of the others, 10 s); initialization 1000 -> 1010 = 10 s; the
+// rest, 1040 -> 1050, other = 10 s. Served although the upstream is down.
+// Then a fourth step [1040,1048] is appended: re-read at the next refresh.
+// The first step is now charged (10 + 10 + 8) / 3 = 28/3 s: productive
+// 28/3 + 28 = 112/3 = 37.333333333 s, initialization 1000 -> 1020 - 28/3 =
+// 32/3 = 10.666666667 s, other 1048 -> 1050 = 2 s.
+TEST(FleetGoodputCounters, ValuesFromAnEventsFileAndItsChange) {
+  const HardwareDb hardware = HardwareDb::LoadBuiltin().value();
+  InMemoryFileSystem fs;
+  fs.AddFile("up.prom", "not exposition {{{\n");
+  std::string events =
+      "{\"job_name\": \"a\", \"job_start_time\": 1000}\n"
+      "{\"job_name\": \"a\", \"step_count\": 1, \"step_start_time\": 1010, \"step_end_time\": 1020}\n"
+      "{\"job_name\": \"a\", \"step_count\": 2, \"step_start_time\": 1020, \"step_end_time\": 1030}\n"
+      "{\"job_name\": \"a\", \"step_count\": 3, \"step_start_time\": 1030, \"step_end_time\": 1040}\n";
+  const std::string end = "{\"job_name\": \"a\", \"job_end_time\": 1050}\n";
+  fs.AddFile("run.jsonl", events + end);
+  FleetExporterOptions options;
+  options.upstream = "up.prom";
+  options.fs = &fs;
+  options.analysis.hardware = &hardware;
+  options.cache_s = 0;
+  options.goodput_events["train-7"] = {"run.jsonl"};
+  auto exporter = FleetExporter::Create(std::move(options));
+  ASSERT_TRUE(exporter.ok()) << exporter.status().message();
+  std::string text = (*exporter)->Metrics();
+  EXPECT_NE(text.find("mfu_upstream_up 0\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE mfu_job_productive_seconds_total counter\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("mfu_job_productive_seconds_total{job_id=\"train-7\"} 30\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("mfu_job_badput_seconds_total{job_id=\"train-7\",category=\"initialization\"} 10\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("mfu_job_badput_seconds_total{job_id=\"train-7\",category=\"other\"} 10\n"), std::string::npos);
+  EXPECT_NE(text.find("mfu_job_badput_seconds_total{job_id=\"train-7\",category=\"wasted_progress\"} 0\n"),
+            std::string::npos);
+  fs.AddFile("run.jsonl",
+             events + "{\"job_name\": \"a\", \"step_count\": 4, \"step_start_time\": 1040, \"step_end_time\": 1048}\n" +
+                 end);
+  text = (*exporter)->Metrics();
+  EXPECT_NE(text.find("mfu_job_productive_seconds_total{job_id=\"train-7\"} 37.333333333\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("mfu_job_badput_seconds_total{job_id=\"train-7\",category=\"initialization\"} 10.666666667\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("mfu_job_badput_seconds_total{job_id=\"train-7\",category=\"other\"} 2\n"), std::string::npos);
+}
+
+TEST(FleetGoodputCounters, BadEventFileIsACreateError) {
+  const HardwareDb hardware = HardwareDb::LoadBuiltin().value();
+  InMemoryFileSystem fs;
+  fs.AddFile("up.prom", "");
+  fs.AddFile("bad.jsonl", "{\"job_name\": \"a\", \"step_count\": -1, \"step_start_time\": 1}\n");
+  FleetExporterOptions options;
+  options.upstream = "up.prom";
+  options.fs = &fs;
+  options.analysis.hardware = &hardware;
+  options.goodput_events["j"] = {"missing.jsonl"};
+  auto missing = FleetExporter::Create(options);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message().rfind("--goodput-events j=missing.jsonl: ", 0), 0u) << missing.status().message();
+  options.goodput_events["j"] = {"bad.jsonl"};
+  auto bad = FleetExporter::Create(options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().rfind("--goodput-events j=bad.jsonl: ", 0), 0u) << bad.status().message();
 }
 
 }  // namespace
