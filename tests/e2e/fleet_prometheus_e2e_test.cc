@@ -87,7 +87,15 @@ TEST(FleetPrometheus, EndToEnd) {
 
   mfu_fleet_test::UpstreamFixture upstream;
   upstream.SetBody(mfu_fleet_test::E2eExposition());
-  ChildProcess serve({kMfu, "fleet", "serve", "--upstream", upstream.url(), "--listen", "127.0.0.1:0"},
+  // A goodput events file for job 1000, so the lint covers the goodput
+  // counters too.
+  const std::string events = dir.Write(
+      "job1000.jsonl",
+      "{\"job_name\": \"1000\", \"job_start_time\": 1000}\n"
+      "{\"job_name\": \"1000\", \"step_count\": 1, \"step_start_time\": 1010, \"step_end_time\": 1020}\n"
+      "{\"job_name\": \"1000\", \"step_count\": 2, \"step_start_time\": 1020, \"step_end_time\": 1030}\n");
+  ChildProcess serve({kMfu, "fleet", "serve", "--upstream", upstream.url(), "--listen", "127.0.0.1:0",
+                      "--goodput-events", "1000=" + events},
                      dir.path() + "/serve.out", dir.path() + "/serve.err");
   const std::string listening = serve.WaitForStderr("mfu fleet serve: listening on http://127.0.0.1:", 10);
   ASSERT_FALSE(listening.empty()) << serve.Stderr();
@@ -99,6 +107,11 @@ TEST(FleetPrometheus, EndToEnd) {
   ASSERT_TRUE(metrics);
   ASSERT_EQ(metrics->status, 200);
   ASSERT_NE(metrics->body.find("mfu_gpu_estimated_mfu_ratio{"), std::string::npos) << metrics->body;
+  ASSERT_NE(metrics->body.find("mfu_job_productive_seconds_total{job_id=\"1000\"} 20\n"), std::string::npos)
+      << metrics->body;
+  ASSERT_NE(metrics->body.find("mfu_job_badput_seconds_total{job_id=\"1000\",category=\"initialization\"} 10\n"),
+            std::string::npos)
+      << metrics->body;
   ToolResult lint = RunTool({kPromtool, "check", "metrics"}, dir.Write("metrics.txt", metrics->body));
   EXPECT_EQ(lint.exit_code, 0) << lint.output;
   EXPECT_EQ(lint.output, "") << lint.output;
