@@ -13,9 +13,9 @@
 #include <memory>
 #include <ostream>
 #include <string>
-#include <vector>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "cli/fleet_commands.h"
 #include "mfu/file_system.h"

@@ -174,6 +174,7 @@ const std::vector<FlagSpec> kVocabulary = {
     {"precision of the jobs' GEMMs (the dense peak)", "--precision", "", "", "fleet", K::kText},
     {"jobs' own throughput (JSON)", "--jobs", "", "", "fleet", K::kText},
     {"dcgm-exporter's job mapping directory", "--hpc-job-mapping-dir", "", "", "fleet", K::kText},
+    {"a job's goodput event file (JOB=FILE)", "--goodput-events", "", "", "fleet", K::kText},
     {"Unix time (s) of the staleness check", "--now", "", "", "fleet", K::kNumber, 0, 1e11},
     {"seconds one snapshot stands for", "--interval", "", "", "fleet", K::kPositive, 0, 86400},
     {"seconds after which a sample is stale", "--stale-after", "", "", "fleet", K::kPositive, 0, kMaxSeconds},

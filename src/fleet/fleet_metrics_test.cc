@@ -276,9 +276,9 @@ TEST(FleetGoodputCounters, ValuesFromAnEventsFileAndItsChange) {
   EXPECT_NE(text.find("mfu_job_badput_seconds_total{job_id=\"train-7\",category=\"other\"} 10\n"), std::string::npos);
   EXPECT_NE(text.find("mfu_job_badput_seconds_total{job_id=\"train-7\",category=\"wasted_progress\"} 0\n"),
             std::string::npos);
-  fs.AddFile("run.jsonl",
-             events + "{\"job_name\": \"a\", \"step_count\": 4, \"step_start_time\": 1040, \"step_end_time\": 1048}\n" +
-                 end);
+  fs.AddFile(
+      "run.jsonl",
+      events + "{\"job_name\": \"a\", \"step_count\": 4, \"step_start_time\": 1040, \"step_end_time\": 1048}\n" + end);
   text = (*exporter)->Metrics();
   EXPECT_NE(text.find("mfu_job_productive_seconds_total{job_id=\"train-7\"} 37.333333333\n"), std::string::npos)
       << text;
@@ -299,7 +299,8 @@ TEST(FleetGoodputCounters, BadEventFileIsACreateError) {
   options.goodput_events["j"] = {"missing.jsonl"};
   auto missing = FleetExporter::Create(options);
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().message().rfind("--goodput-events j=missing.jsonl: ", 0), 0u) << missing.status().message();
+  EXPECT_EQ(missing.status().message().rfind("--goodput-events j=missing.jsonl: ", 0), 0u)
+      << missing.status().message();
   options.goodput_events["j"] = {"bad.jsonl"};
   auto bad = FleetExporter::Create(options);
   ASSERT_FALSE(bad.ok());

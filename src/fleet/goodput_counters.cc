@@ -41,8 +41,7 @@ Status GoodputCounters::Read(Job& job) {
     return Status::Ok();  // rewritten with the same content
   StatusOr<GoodputReport> report = ComputeGoodput(events);
   if (!report.ok())
-    return Status(report.status().code(),
-                  "--goodput-events " + job.id + ": " + report.status().message());
+    return Status(report.status().code(), "--goodput-events " + job.id + ": " + report.status().message());
   job.content_hash = hash;
   job.have = true;
   job.totals.job_id = job.id;

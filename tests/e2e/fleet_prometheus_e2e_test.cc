@@ -89,11 +89,11 @@ TEST(FleetPrometheus, EndToEnd) {
   upstream.SetBody(mfu_fleet_test::E2eExposition());
   // A goodput events file for job 1000, so the lint covers the goodput
   // counters too.
-  const std::string events = dir.Write(
-      "job1000.jsonl",
-      "{\"job_name\": \"1000\", \"job_start_time\": 1000}\n"
-      "{\"job_name\": \"1000\", \"step_count\": 1, \"step_start_time\": 1010, \"step_end_time\": 1020}\n"
-      "{\"job_name\": \"1000\", \"step_count\": 2, \"step_start_time\": 1020, \"step_end_time\": 1030}\n");
+  const std::string events =
+      dir.Write("job1000.jsonl",
+                "{\"job_name\": \"1000\", \"job_start_time\": 1000}\n"
+                "{\"job_name\": \"1000\", \"step_count\": 1, \"step_start_time\": 1010, \"step_end_time\": 1020}\n"
+                "{\"job_name\": \"1000\", \"step_count\": 2, \"step_start_time\": 1020, \"step_end_time\": 1030}\n");
   ChildProcess serve({kMfu, "fleet", "serve", "--upstream", upstream.url(), "--listen", "127.0.0.1:0",
                       "--goodput-events", "1000=" + events},
                      dir.path() + "/serve.out", dir.path() + "/serve.err");

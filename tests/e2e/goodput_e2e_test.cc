@@ -57,7 +57,7 @@ TEST(GoodputE2e, JsonlAccounting) {
   EXPECT_DOUBLE_EQ(j["ettr"].get<double>(), 111.25 / 490);
   EXPECT_EQ(j["attempts"], 2);
   EXPECT_EQ(j["interruptions"], 1);
-  EXPECT_EQ(j["mtbf_s"], 405.0);     // running time 490 - 85 idle, one failure
+  EXPECT_EQ(j["mtbf_s"], 405.0);      // running time 490 - 85 idle, one failure
   EXPECT_EQ(j["recovery_s"], 145.0);  // failure at 315 -> step 7 ends at 460
   EXPECT_EQ(j["checkpoint_time_s"], 10.0);
   EXPECT_EQ(j["checkpoint_interval"]["young_s"], 90.0);  // sqrt(2 x 10 x 405)
@@ -112,7 +112,8 @@ TEST(GoodputE2e, WhatIf) {
   EXPECT_NEAR(j["goodput_young"].get<double>(), 0.842, 0.0005);
   EXPECT_EQ(j["interval_s"], 3600.0);
   EXPECT_LT(j["goodput_interval"].get<double>(), j["goodput_daly"].get<double>());
-  Result text = RunMfu({"goodput", "--what-if", "--mtbf", "2.78h", "--checkpoint-time", "60s", "--restart-time", "10m"});
+  Result text =
+      RunMfu({"goodput", "--what-if", "--mtbf", "2.78h", "--checkpoint-time", "60s", "--restart-time", "10m"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("18.3 min"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("0.842"), std::string::npos) << text.out;
@@ -123,8 +124,8 @@ TEST(GoodputE2e, BadFlagsAndFiles) {
                      "--mtbf: '5x' is not a duration");
   ExpectOneLineError(RunMfu({"goodput", "--what-if", "--mtbf", "0", "--checkpoint-time", "60s"}), 2, "--mtbf");
   ExpectOneLineError(RunMfu({"goodput", "--what-if", "--mtbf", "24h"}), 2, "--what-if: missing --checkpoint-time");
-  ExpectOneLineError(RunMfu({"goodput", "--what-if", "--mtbf", "24h", "--checkpoint-time", "1m", "--interval", "0"}),
-                     2, "--interval");
+  ExpectOneLineError(RunMfu({"goodput", "--what-if", "--mtbf", "24h", "--checkpoint-time", "1m", "--interval", "0"}), 2,
+                     "--interval");
   ExpectOneLineError(RunMfu({"goodput", "--what-if", "--mtbf", "24h", "--checkpoint-time", "1m", kJsonl}), 2,
                      "--what-if takes no event files");
   ExpectOneLineError(RunMfu({"goodput"}), 2, "give event files");
@@ -148,7 +149,8 @@ TEST(GoodputE2e, DocumentedExitCodes) {
   ASSERT_NE(at, std::string::npos);
   const std::string table = docs.substr(at, docs.find("\n## ", at + 1) - at);
   const std::string no_steps = ::testing::TempDir() + "/goodput_e2e_no_steps.jsonl";
-  std::ofstream(no_steps) << "{\"job_name\": \"j\", \"job_start_time\": 0}\n{\"job_name\": \"j\", \"job_end_time\": 9}\n";
+  std::ofstream(no_steps)
+      << "{\"job_name\": \"j\", \"job_start_time\": 0}\n{\"job_name\": \"j\", \"job_end_time\": 9}\n";
   struct Example {
     const char* phrase;
     std::vector<std::string> args;

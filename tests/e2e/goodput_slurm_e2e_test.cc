@@ -363,10 +363,6 @@ TEST(GoodputSlurmE2e, RequeuedAndCancelledJobEttrMatchesItsTimeline) {
     ASSERT_TRUE(read.ok()) << read.status().message();
     events.insert(events.end(), read->begin(), read->end());
   }
-  if (std::getenv("MFU_SLURM_E2E_DEBUG") != nullptr)
-    for (const auto& e : events)
-      std::printf("%s %.6f %lld %s\n", mfu::GoodputEventKindId(e.kind), e.time_s, static_cast<long long>(e.step),
-                  e.detail.c_str());
   auto accounted = mfu::ComputeGoodput(events);
   ASSERT_TRUE(accounted.ok()) << accounted.status().message();
   EXPECT_EQ(accounted->attempts, 2);
