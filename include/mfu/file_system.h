@@ -15,9 +15,11 @@
 //   "<path>: too large (70000000 bytes; the limit is 64 MiB)"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mfu/status.h"
@@ -66,6 +68,15 @@ class FileSystem {
   // path, "<path>: permission denied" for an unreadable directory and
   // "<path>: not a directory" for anything else.
   virtual StatusOr<std::vector<DirectoryEntry>> ListDirectory(const std::string& path) const = 0;
+  // Streams the regular file `path` to `sink` in pieces of at most
+  // `chunk_bytes` (> 0), in order, with no limit on the total size, so a
+  // reader's memory follows what it keeps, not the file's size (training
+  // logs of many GiB). Stops at the first error `sink` returns and returns
+  // it. Open errors as in the header comment. The default reads the file
+  // whole (bounded by kMaxDataFileBytes) and slices it; RealFileSystem reads
+  // chunk by chunk.
+  virtual Status ReadFileInChunks(const std::string& path, uint64_t chunk_bytes,
+                                  const std::function<Status(std::string_view)>& sink) const;
 };
 
 // The real disk.
@@ -75,6 +86,8 @@ class RealFileSystem final : public FileSystem {
   StatusOr<std::string> ReadFile(const std::string& path, uint64_t max_bytes) const override;
   StatusOr<FileInfo> Stat(const std::string& path) const override;
   StatusOr<std::vector<DirectoryEntry>> ListDirectory(const std::string& path) const override;
+  Status ReadFileInChunks(const std::string& path, uint64_t chunk_bytes,
+                          const std::function<Status(std::string_view)>& sink) const override;
 };
 
 // An in-memory tree for tests: files by full path ("a/b/config.json"); the

@@ -32,6 +32,8 @@
 
 namespace mfu {
 
+class HttpKeepAliveClient;
+
 // ---------------------------------------------------------------------------
 // The one table of metric names.
 
@@ -204,8 +206,10 @@ struct FleetExporterOptions {
 // any other path. Thread-safe.
 class FleetExporter {
  public:
-  // kInvalidArgument when `upstream` is empty, `analysis.hardware` is null
-  // or a file upstream has no `fs`.
+  // kInvalidArgument when `upstream` is empty or an http(s) URL that does
+  // not parse, `analysis.hardware` is null or a file upstream has no `fs`.
+  // An HTTP upstream is scraped over kept-alive connections
+  // (HttpKeepAliveClient).
   static StatusOr<std::unique_ptr<FleetExporter>> Create(FleetExporterOptions options);
   ~FleetExporter();
   FleetExporter(const FleetExporter&) = delete;
@@ -225,7 +229,7 @@ class FleetExporter {
   std::string Metrics();
 
  private:
-  explicit FleetExporter(FleetExporterOptions options);
+  FleetExporter(FleetExporterOptions options, std::unique_ptr<HttpKeepAliveClient> upstream_client);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -11,8 +11,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "mfu/file_system.h"
 #include "mfu/flops.h"
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
@@ -65,6 +67,8 @@ struct LogFinding {
   std::string kind;
   int64_t step = -1;
   int64_t line = 0;      // 1-based line of the evidence in the log
+  int32_t attempt = -1;  // the run segment the evidence belongs to, -1 for the header
+  std::string origin;    // the file the line is in (several files: attempts of one job)
   std::string message;   // one sentence with the figures and the remedy
   std::string evidence;  // the evidence line as printed (trimmed, <= 240 chars)
 };
@@ -91,10 +95,19 @@ struct LogAnalysis {
   const Accelerator* gpu = nullptr;  // points into the hardware database; null when unknown
   std::string gpu_source;
   int64_t gpus = 0;
+  std::string gpus_source;
   int64_t seq_len = 0;
+  std::string seq_len_source;
   int64_t global_batch = 0;
+  std::string global_batch_source;
   Convention convention = Convention::kMegatron;  // the source's (or the flag's)
   std::string convention_source;
+  std::string precision_source;
+  std::string recompute_source;
+  // Which figure of the step lines the per-GPU token rate came from:
+  // "tokens_per_s_per_gpu", "tokens_per_s / gpus", "samples_per_s x seq_len /
+  // gpus", "global_batch x seq_len / step_time_s / gpus", "mixed" or "none".
+  std::string throughput_source;
   DType precision = DType::kBf16;
   Recompute recompute = Recompute::kNone;
   double peak_flops = 0;             // the dense peak used, FLOP/s per device
@@ -106,13 +119,37 @@ struct LogAnalysis {
   std::vector<Note> notes;
 };
 
-// The timeline checked. kNotFound for an unknown accelerator named by the
-// request; kInvalidArgument naming the parameter (`parameter 'convention'`)
-// for an unknown convention/precision/recompute or a non-positive value.
+// The timeline checked. kInvalidArgument naming the parameter (`parameter
+// 'gpu'`, `parameter 'convention'`) for an unknown accelerator, convention,
+// precision or recompute named by the request, a precision the accelerator
+// has no dense peak for, or an out-of-range value (an unknown name is a
+// usage error, exit 2, as everywhere in docs/cli.md).
 // Missing inputs are not errors: MFU stays NaN and a missing_input finding
 // says what to pass.
 StatusOr<LogAnalysis> AnalyzeTrainingLog(LogTimeline timeline, const HardwareDb& hardware,
                                          const LogAnalysisRequest& request);
+
+// Several logs of one job, in the order given (a restart per file), merged
+// into one timeline: attempt numbers continue across files, the header is
+// the first file's with fields it lacks taken from the later ones, and
+// steps keep their file-relative line numbers (LogFinding::origin names the
+// file). Errors: the first file's error, prefixed by nothing more (the
+// reader names the origin); kInvalidArgument for an empty list.
+StatusOr<LogTimeline> MergeTrainingLogs(std::vector<LogTimeline> timelines);
+
+// Reads `paths` through `fs` (ReadTrainingLogFile), merges them and
+// analyzes the result; then fills each finding's `origin` and `evidence`
+// from the files' text (ANSI codes removed, trimmed to 240 characters).
+// Errors: the reader's (kNotFound for a missing file; a file without step
+// lines, kInvalidArgument from the reader, becomes kParse: the data is
+// wrong, not the request), then AnalyzeTrainingLog's.
+StatusOr<LogAnalysis> AnalyzeTrainingLogFiles(const FileSystem& fs, const std::vector<std::string>& paths,
+                                              const LogReadOptions& read, const HardwareDb& hardware,
+                                              const LogAnalysisRequest& request);
+
+// Sets the `evidence` of every finding of `origin` whose line is in `text`
+// (ANSI codes removed, trimmed to 240 characters).
+void AttachEvidence(std::string_view text, std::string_view origin, std::vector<LogFinding>& findings);
 
 // The FLOPs convention each framework's own TFLOP/s/MFU uses: megatron for
 // Megatron-LM/Bridge/NeMo/DeepSpeed, maxtext for MaxText, palm for

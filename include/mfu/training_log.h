@@ -74,6 +74,10 @@ struct LogHeader {
   std::string device_name;           // "NVIDIA H100 80GB HBM3", "Intel(R) Data Center GPU Max 1550"
   double peak_flops_used = kLogNaN;  // the framework's MFU denominator (torchtitan, OLMo-core), FLOP/s
   int64_t peak_flops_line = 0;
+  // The framework's own model FLOPs per optimizer step per device (MaxText
+  // "Per train step: Total TFLOPs: 764.67"), FLOPs; NaN when not printed.
+  double logged_flops_per_step_per_gpu = kLogNaN;
+  int64_t logged_flops_line = 0;
   std::string precision;  // "bf16", "fp16", "fp8", "fp32" where the header says
   std::string recompute;  // Megatron recompute_granularity: "full", "selective", ""
   // The architecture where the log dumps it (Megatron's argument dump,
@@ -113,6 +117,7 @@ struct LogStep {
   double loss_scale = kLogNaN;
   int64_t global_batch = 0;        // sequences, where the line prints it
   int64_t consumed_samples = -1;   // cumulative sequences, -1 when not printed
+  double consumed_tokens = kLogNaN;  // cumulative tokens of the job (HF num_input_tokens_seen, picotron Tokens)
   int32_t skipped_iterations = 0;  // fp16 overflow steps within the interval
   int32_t nan_iterations = 0;
   double logged_tflops_per_gpu = kLogNaN;  // the framework's own TFLOP/s per device

@@ -126,6 +126,42 @@ StatusOr<std::string> RealFileSystem::ReadFile(const std::string& path, uint64_t
   return out;
 }
 
+Status FileSystem::ReadFileInChunks(const std::string& path, uint64_t chunk_bytes,
+                                    const std::function<Status(std::string_view)>& sink) const {
+  StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok())
+    return text.status();
+  const std::string_view all = *text;
+  const size_t step = static_cast<size_t>(std::max<uint64_t>(chunk_bytes, 1));
+  for (size_t at = 0; at < all.size(); at += step)
+    MFU_RETURN_IF_ERROR(sink(all.substr(at, step)));
+  return Status::Ok();
+}
+
+Status RealFileSystem::ReadFileInChunks(const std::string& path, uint64_t chunk_bytes,
+                                        const std::function<Status(std::string_view)>& sink) const {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0)
+    return ErrnoError(path, errno, "cannot open file");
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    return ErrnoError(path, errno, "cannot stat file");
+  if (!S_ISREG(st.st_mode))
+    return NotRegular(path, KindOf(st.st_mode), KindDescription(st.st_mode));
+  std::string buffer(static_cast<size_t>(std::clamp<uint64_t>(chunk_bytes, 1, uint64_t{1} << 30)), '\0');
+  while (true) {
+    ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return ErrnoError(path, errno, "read error");
+    }
+    if (n == 0)
+      return Status::Ok();
+    MFU_RETURN_IF_ERROR(sink(std::string_view(buffer.data(), static_cast<size_t>(n))));
+  }
+}
+
 StatusOr<FileInfo> RealFileSystem::Stat(const std::string& path) const {
   struct stat st {};
   FileInfo info;

@@ -67,6 +67,7 @@ std::vector<std::unique_ptr<Command>> MakeCommands() {
   commands.push_back(MakeInferCommand());
   commands.push_back(MakeFleetCommand());
   commands.push_back(MakeGoodputCommand());
+  commands.push_back(MakeLogCommand());
   commands.push_back(MakeHwCommand());
   commands.push_back(MakeClustersCommand());
   commands.push_back(MakeModelsCommand());

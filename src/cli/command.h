@@ -51,6 +51,7 @@ std::unique_ptr<Command> MakeInferCommand();
 std::unique_ptr<Command> MakeClustersCommand();
 std::unique_ptr<Command> MakeFleetCommand();
 std::unique_ptr<Command> MakeGoodputCommand();
+std::unique_ptr<Command> MakeLogCommand();
 
 // Every command, in the order of the overview.
 std::vector<std::unique_ptr<Command>> MakeCommands();

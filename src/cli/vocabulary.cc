@@ -17,9 +17,9 @@ constexpr double kMaxRate = 1e15;     // tokens/s
 constexpr double kMaxSeconds = 1e7;   // about 4 months
 constexpr double kMaxTokens = 1e18;   // a token budget
 
-#define MODEL_CMDS "flops calc memory predict plan infer"
+#define MODEL_CMDS "flops calc memory predict plan infer log"
 #define TRAIN_CMDS "predict plan"
-#define ANY_JSON "flops calc memory trace predict plan calibrate kernels infer hw models clusters fleet goodput"
+#define ANY_JSON "flops calc memory trace predict plan calibrate kernels infer hw models clusters fleet goodput log"
 
 using K = ValueKind;
 
@@ -43,20 +43,20 @@ const std::vector<FlagSpec> kVocabulary = {
     {"generic model: biases", "--bias", "", "", MODEL_CMDS, K::kSwitch},
     {"generic model: learned position rows", "--position-embeddings", "", "", MODEL_CMDS, K::kInteger, 1, kMaxCount},
     // The hardware.
-    {"GPU: accelerator id, alias or name", "--gpu", "-g", "", "calc predict plan infer trace", K::kText},
-    {"accelerator table file", "--hardware-file", "", "", "calc predict plan infer trace hw fleet", K::kText},
+    {"GPU: accelerator id, alias or name", "--gpu", "-g", "", "calc predict plan infer trace log", K::kText},
+    {"accelerator table file", "--hardware-file", "", "", "calc predict plan infer trace hw fleet log", K::kText},
     {"cluster preset", "--cluster", "", "", TRAIN_CMDS " infer", K::kText},
     {"cluster table file", "--cluster-file", "", "", TRAIN_CMDS " calibrate kernels clusters", K::kText},
-    {"GPU count of the job (infer: of one replica)", "--gpus", "-n", "", "calc memory predict plan infer", K::kInteger,
+    {"GPU count of the job (infer: of one replica)", "--gpus", "-n", "", "calc memory predict plan infer log", K::kInteger,
      1, kMaxGpus},
     {"node count", "--nodes", "", "", TRAIN_CMDS, K::kInteger, 1, kMaxGpus},
     // The sequence and the batch.
-    {"sequence length (tokens per sequence)", "--seq-len", "-s", "", "flops calc memory predict plan trace",
+    {"sequence length (tokens per sequence)", "--seq-len", "-s", "", "flops calc memory predict plan trace log",
      K::kInteger, 1, kMaxCount},
     {"micro batch (sequences per micro-batch)", "--micro-batch", "", "--mbs", "memory predict", K::kInteger, 1,
      kMaxCount},
     {"micro batch: the sizes to try", "--micro-batch", "", "--mbs", "plan", K::kIntegerList, 1, kMaxCount},
-    {"global batch (sequences per optimizer step)", "--global-batch", "", "--gbs", "calc memory predict plan",
+    {"global batch (sequences per optimizer step)", "--global-batch", "", "--gbs", "calc memory predict plan log",
      K::kInteger, 1, kMaxCount},
     {"global batch (sequences per optimizer step)", "--global-batch", "", "--batch -b", "flops", K::kInteger, 1,
      kMaxCount},
@@ -65,15 +65,15 @@ const std::vector<FlagSpec> kVocabulary = {
     {"inference: the engine's batch cap", "--max-batch", "", "", "infer", K::kInteger, 1, kMaxCount},
     {"trace: tokens one rank processed per step", "--tokens-per-step", "", "", "trace", K::kScaled, 0, kMaxCount},
     // Precisions.
-    {"precision of the GEMMs / MFU denominator", "--precision", "-p", "", "calc predict plan trace", K::kText},
+    {"precision of the GEMMs / MFU denominator", "--precision", "-p", "", "calc predict plan trace log", K::kText},
     {"stored weight precision", "--weight-precision", "", "--weight-dtype", "memory infer", K::kText},
     {"main gradient precision", "--grad-precision", "", "--grad-dtype", "memory", K::kText},
     {"KV-cache precision", "--kv-precision", "", "--kv-dtype", "memory infer", K::kText},
     {"stored training state preset", "--state", "", "", "memory " TRAIN_CMDS, K::kText},
     {"optimizer (adam, adam-fp32, sgd)", "--optimizer", "", "", "memory", K::kText},
     // What is counted.
-    {"FLOPs convention", "--convention", "-c", "", "flops calc predict plan infer trace", K::kText},
-    {"activation recompute", "--recompute", "", "", "flops calc memory predict trace", K::kText},
+    {"FLOPs convention", "--convention", "-c", "", "flops calc predict plan infer trace log", K::kText},
+    {"activation recompute", "--recompute", "", "", "flops calc memory predict trace log", K::kText},
     {"activation recompute: the modes to try", "--recompute", "", "", "plan", K::kTextList},
     {"inference phase (prefill, decode)", "--inference", "", "", "flops", K::kText},
     {"trace: forward only", "--inference", "", "", "trace", K::kSwitch},
@@ -142,7 +142,7 @@ const std::vector<FlagSpec> kVocabulary = {
     {"keep python_function events", "--python", "", "", "trace", K::kSwitch},
     {"exit 1 on error diagnostics", "--strict", "", "", "trace", K::kSwitch},
     {"more detail", "--verbose", "-v", "", "trace", K::kSwitch},
-    {"CSV output directory", "--csv", "", "", "trace fleet", K::kText},
+    {"CSV output directory", "--csv", "", "", "trace fleet log", K::kText},
     {"ranks shown in detail (all, or 0,3)", "--ranks", "", "", "trace", K::kText},
     {"most events per trace file (0: no cap)", "--max-events", "", "", "trace", K::kInteger, 0, 1e12},
     {"no progress line on stderr", "--quiet", "-q", "", "trace", K::kSwitch},
@@ -191,6 +191,10 @@ const std::vector<FlagSpec> kVocabulary = {
     {"blocking checkpoint save time (duration)", "--checkpoint-time", "", "", "goodput plan", K::kText},
     {"failure to training again (duration)", "--restart-time", "", "", "goodput plan", K::kText},
     {"a checkpoint interval to evaluate (duration)", "--interval", "", "", "goodput", K::kText},
+    // log (training logs, #14).
+    {"training log files (attempts of one job, in order)", "FILE", "", "", "log", K::kText},
+    {"log format (auto, megatron-lm, torchtitan, ...)", "--format", "", "", "log", K::kText},
+    {"relative tolerance of logged figures", "--tolerance", "", "", "log", K::kPositive, 0, 10},
 };
 
 #undef MODEL_CMDS

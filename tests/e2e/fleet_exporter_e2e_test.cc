@@ -18,6 +18,7 @@
 
 #include "fleet_fixture.h"
 #include "mfu/fleet_exporter.h"
+#include "mfu/http_fetch.h"
 #include "mfu/hwdb.h"
 #include "mfu/telemetry.h"
 #include "testing/telemetry_gen.h"
@@ -211,6 +212,89 @@ TEST(FleetExporterFaults, MaxAgeServesTheOldSnapshotWithItsTimestamp) {
       EXPECT_EQ(s.timestamp_ms, success_ms) << s.name;
     }
   }
+}
+
+// The upstream is scraped over one kept-alive connection: ten scrapes, one
+// TCP connection accepted by the upstream.
+TEST(FleetExporterUpstream, OneConnectionOverSeveralScrapes) {
+  UpstreamFixture upstream;
+  upstream.SetBody(mfu_fleet_test::E2eExposition());
+  auto exporter = MakeExporter(upstream.url());
+  for (int i = 0; i < 10; ++i)
+    ExpectHealthy(ParseSamples(exporter->Metrics()));
+  EXPECT_EQ(upstream.requests(), 10);
+  EXPECT_EQ(upstream.connections(), 1u);
+}
+
+// An upstream restarted on the same port: the closed connection is replaced
+// at the next scrape (no scrape fails), and one that stays down while
+// scraped is reported down, then reconnected when it is back.
+TEST(FleetExporterUpstream, RestartedUpstreamIsReconnected) {
+  auto first = std::make_unique<UpstreamFixture>();
+  const int port = first->port();
+  first->SetBody(mfu_fleet_test::E2eExposition());
+  auto exporter = MakeExporter(first->url());
+  ExpectHealthy(ParseSamples(exporter->Metrics()));
+  first.reset();
+  auto second = std::make_unique<UpstreamFixture>(port);
+  ASSERT_EQ(second->port(), port);
+  second->SetBody(mfu_fleet_test::E2eExposition());
+  ExpectHealthy(ParseSamples(exporter->Metrics()));
+  ExpectHealthy(ParseSamples(exporter->Metrics()));
+  EXPECT_EQ(second->connections(), 1u);
+  EXPECT_EQ(second->requests(), 2);
+
+  second.reset();
+  ExpectDown(ParseSamples(exporter->Metrics()), "unreachable");
+  UpstreamFixture third(port);
+  ASSERT_EQ(third.port(), port);
+  third.SetBody(mfu_fleet_test::E2eExposition());
+  ExpectHealthy(ParseSamples(exporter->Metrics()));
+  ExpectHealthy(ParseSamples(exporter->Metrics()));
+  EXPECT_EQ(third.connections(), 1u);
+}
+
+// HttpKeepAliveClient itself: concurrent Get()s (as many threads as it keeps
+// idle connections) all succeed, over at most one connection per thread; its
+// errors are HttpGet's, word for word.
+TEST(HttpKeepAliveClient, ConcurrentGetsAndHttpGetErrors) {
+  UpstreamFixture upstream;
+  upstream.SetBody("a 5 \n");
+  auto client = mfu::HttpKeepAliveClient::Create(upstream.url(), {1, 1024});
+  ASSERT_TRUE(client.ok()) << client.status().message();
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  constexpr int kThreads = mfu::HttpKeepAliveClient::kMaxIdle;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 20; ++i) {
+        auto body = (*client)->Get();
+        ok += body.ok() && *body == "a 5 \n";
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  EXPECT_EQ(ok.load(), kThreads * 20);
+  EXPECT_LE(upstream.connections(), static_cast<size_t>(kThreads));
+  EXPECT_EQ(upstream.requests(), kThreads * 20);
+
+  upstream.SetBody(std::string(2000, 'x'));
+  auto too_large = (*client)->Get();
+  ASSERT_FALSE(too_large.ok());
+  EXPECT_EQ(too_large.status().code(), mfu::StatusCode::kOutOfRange);
+  EXPECT_EQ(too_large.status().message(), mfu::HttpGet(upstream.url(), {1, 1024}).status().message());
+  upstream.SetMode(UpstreamMode::kError500);
+  EXPECT_EQ((*client)->Get().status().message(), upstream.url() + ": HTTP status 500");
+
+  const std::string refused = "http://127.0.0.1:" + std::to_string(mfu_fleet_test::FreePort()) + "/metrics";
+  auto down = mfu::HttpKeepAliveClient::Create(refused, {1, 1024});
+  ASSERT_TRUE(down.ok());
+  auto error = (*down)->Get();
+  ASSERT_FALSE(error.ok());
+  EXPECT_EQ(error.status().code(), mfu::StatusCode::kNotFound);
+  EXPECT_EQ(error.status().message(), mfu::HttpGet(refused, {1, 1024}).status().message());
+  EXPECT_EQ(mfu::HttpKeepAliveClient::Create("http://", {}).status().message(), "http://: URL has no host");
+  EXPECT_EQ(mfu::HttpKeepAliveClient::Create("ftp://h/x", {}).status().code(), mfu::StatusCode::kInvalidArgument);
 }
 
 TEST(FleetExporterHttp, MetricsHealthzAndNotFound) {

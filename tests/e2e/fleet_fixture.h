@@ -26,6 +26,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -40,10 +41,22 @@ enum class UpstreamMode { kBody, kGarbage, kSlow, kError500 };
 
 class UpstreamFixture {
  public:
-  UpstreamFixture() {
+  // Listens on 127.0.0.1:`port` (0: a free port; a port given again after a
+  // fixture on it is gone: an upstream restarted).
+  explicit UpstreamFixture(int port = 0) {
     server_.new_task_queue = [] { return new httplib::ThreadPool(8); };
-    server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    // An idle kept-alive connection is closed after 1 s (cpp-httplib's 5 s
+    // default made stopping a fixture with a client connected take 5 s).
+    server_.set_keep_alive_timeout(1);
+    // dcgm-exporter (Go's net/http) serves any number of requests on one
+    // connection; cpp-httplib's default closes it after 5.
+    server_.set_keep_alive_max_count(100000);
+    server_.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
       ++requests_;
+      {
+        std::lock_guard lock(mu_);
+        client_ports_.insert(req.remote_port);
+      }
       switch (mode_.load()) {
         case UpstreamMode::kBody: {
           std::lock_guard lock(mu_);
@@ -63,7 +76,7 @@ class UpstreamFixture {
           return;
       }
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
+    port_ = port == 0 ? server_.bind_to_any_port("127.0.0.1") : (server_.bind_to_port("127.0.0.1", port) ? port : -1);
     thread_ = std::thread([this] { server_.listen_after_bind(); });
   }
   ~UpstreamFixture() {
@@ -83,6 +96,11 @@ class UpstreamFixture {
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/metrics"; }
   int requests() const { return requests_; }
+  // TCP connections that sent a request (distinct client ports on loopback).
+  size_t connections() {
+    std::lock_guard lock(mu_);
+    return client_ports_.size();
+  }
 
  private:
   httplib::Server server_;
@@ -90,6 +108,7 @@ class UpstreamFixture {
   int port_ = -1;
   std::mutex mu_;
   std::string body_;
+  std::set<int> client_ports_;
   std::atomic<UpstreamMode> mode_{UpstreamMode::kBody};
   std::atomic<int> slow_ms_{3000};
   std::atomic<int> requests_{0};

@@ -1,0 +1,61 @@
+#pragma once
+
+// Helpers shared by the torchtitan, HF Trainer, MaxText, nanoGPT, Composer
+// and picotron readers: the Python/absl/ezpz logger prefixes that carry a
+// timestamp, "key: value" scanning, and the post-passes that derive what a
+// log implies but does not print (per-GPU vs whole-job throughput from the
+// world size, step time from consecutive timestamps).
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "log/log_parser.h"
+
+namespace mfu::log_internal {
+
+// A line with its logger prefix removed.
+struct LoggerPrefix {
+  std::string_view message;  // the text after the prefix
+  double time_s = kLogNaN;  // the prefix's timestamp, NaN when none
+};
+
+// Removes, in any stacking order, leading blanks and the logger prefixes the
+// Python frameworks add: torchtitan's "[titan] ", Python logging's
+// "2025-03-04 00:44:44,441 - root - INFO - ", ezpz's "[2025-09-11
+// 14:09:46,954794][I][components/metrics:437:log] ", HF's
+// "[INFO|trainer.py:2128] 2024-07-17 00:18:20,620 >> " and absl/glog's
+// "I0731 09:47:48.898259     514 file.py:493] " (no year: no time).
+LoggerPrefix StripLoggerPrefix(std::string_view text);
+
+// The text after the first occurrence of `key` in `text`, blanks skipped;
+// nullopt when `key` is absent.
+std::optional<std::string_view> After(std::string_view text, std::string_view key);
+// The leading token of `text`: up to a blank, ',', '|', ')' or ']'.
+std::string_view Token(std::string_view text);
+// ParseLogNumber of the token after `key`.
+std::optional<double> NumberAfter(std::string_view text, std::string_view key);
+// A non-negative integer token after `key` ("1,024" allowed); nullopt when
+// absent, fractional or beyond 2^53.
+std::optional<int64_t> IntAfter(std::string_view text, std::string_view key);
+// Whether `v` (finite) has no fractional part (no ==: -Wfloat-equal).
+inline bool IsWhole(double v) {
+  double f = static_cast<double>(static_cast<int64_t>(v));
+  return !(v < f) && !(v > f);
+}
+// A number that must be an integer (2^53 at most): nullopt otherwise.
+std::optional<int64_t> AsInt(std::optional<double> value);
+
+// Fills tokens_per_s from tokens_per_s_per_gpu (and back) on every step
+// where one is missing, when the header's world size is known.
+void FillThroughputScopes(TimelineBuilder& out);
+// step_time_s of steps that lack one, from the timestamps of consecutive
+// kept steps of one attempt: (t_k - t_{k-1}) / (step_k - step_{k-1}), with
+// steps_covered set to the step difference (torchtitan, whose interval is
+// the wall time since the previous log line). `attempt_start_time_s[a]`
+// (a "training starts" line of attempt a, NaN when none) times the first
+// step of attempt a.
+void FillStepTimesFromTimestamps(TimelineBuilder& out, const std::vector<double>& attempt_start_time_s);
+
+}  // namespace mfu::log_internal

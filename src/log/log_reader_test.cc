@@ -1,0 +1,217 @@
+// The reader: detection by content over every excerpt in tests/data/logs,
+// chunked reading (the same timeline for any chunk size), forcing a format,
+// JSON documents, errors and bounds.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "log/log_parser.h"
+#include "log/log_test_util.h"
+#include "mfu/training_log.h"
+
+namespace mfu {
+namespace {
+
+using log_testing::ExcerptPath;
+using log_testing::ExpectSameTimeline;
+using log_testing::ReadExcerpt;
+
+struct Excerpt {
+  const char* file;
+  const char* format;  // the LogFormatId detection must give
+};
+
+// Every excerpt and the format it was printed by (tests/data/logs/README.md).
+// wt-logfmt's formats read only once their factories are in
+// log_internal::MakeLogParser; until then the file must fail with the
+// no-steps error rather than be taken for another format.
+constexpr Excerpt kExcerpts[] = {
+    {"megatron-lm_aws-gpt3-slurm-srun.log", "megatron-lm"},
+    {"megatron-lm_t5-draft-notes-2023.log", "megatron-lm"},
+    // Only the iteration line, no Step Time line: indistinguishable from
+    // Megatron-LM's (Bridge prints the same line, training-logs.md §3.1).
+    {"megatron-bridge_mtp-doc-iteration-line.log", "megatron-lm"},
+    {"megatron-bridge_golden-values-deepseek-fsdp-gb200.json", "megatron-bridge"},
+    {"nemo2_resiliency-demo-notebook.log", "nemo2"},
+    {"nemo2_aws-skypilot-ray.log", "nemo2"},
+    {"deepspeed_flops-profiler-readme-bert.log", "deepspeed"},
+    {"deepspeed_cifar10-tutorial-2020.log", "deepspeed"},
+    {"torchtitan_aws-llama3-8b-slurm-ansi.log", "torchtitan"},
+    {"torchtitan_aurora-xpu-blendcorpus.log", "torchtitan"},
+    {"hf-transformers_aws-esm2-ddp-srun.log", "hf-trainer"},
+    {"hf-transformers_ezpz-fsdp-aurora.log", "hf-trainer"},
+    {"maxtext_understand-logs-v5p.log", "maxtext"},
+    {"maxtext_maxtest-getting-started.log", "maxtext"},
+    {"nanogpt_rtx4070tis-shakespeare-char.log", "nanogpt"},
+    {"composer_aws-mpt-console.log", "composer"},
+    {"llm-foundry_train-readme-console.log", "composer"},
+    {"composer_examples-deeplab-old-console.log", "composer"},
+    {"picotron_aws-smollm-ec2.log", "picotron"},
+};
+
+bool HasReader(const char* id) {
+  std::optional<LogFormat> format = ParseLogFormat(id);
+  return format && log_internal::MakeLogParser(*format) != nullptr;
+}
+
+TEST(LogReader, DetectsEveryExcerpt) {
+  RealFileSystem fs;
+  for (const Excerpt& e : kExcerpts) {
+    StatusOr<LogTimeline> t = ReadTrainingLogFile(fs, ExcerptPath(e.file));
+    if (HasReader(e.format)) {
+      ASSERT_TRUE(t.ok()) << e.file << ": " << t.status().message();
+      EXPECT_STREQ(LogFormatId(t->format), e.format) << e.file;
+      EXPECT_FALSE(t->steps.empty()) << e.file;
+    } else {
+      ASSERT_FALSE(t.ok()) << e.file << " read as " << LogFormatId(t->format) << " but no " << e.format
+                           << " reader exists yet";
+      EXPECT_NE(t.status().message().find("no training step lines found"), std::string::npos) << e.file;
+    }
+  }
+}
+
+TEST(LogReader, SameTimelineForAnyChunkSize) {
+  for (const Excerpt& e : kExcerpts) {
+    if (!HasReader(e.format))
+      continue;
+    const std::string text = ReadExcerpt(e.file);
+    StatusOr<LogTimeline> whole = ReadTrainingLog(text, e.file);
+    ASSERT_TRUE(whole.ok()) << e.file;
+    for (size_t chunk : {size_t{1}, size_t{3}, size_t{64}, size_t{1000}}) {
+      TrainingLogReader reader(e.file, {});
+      for (size_t at = 0; at < text.size(); at += chunk)
+        ASSERT_TRUE(reader.Feed(std::string_view(text).substr(at, chunk)).ok());
+      StatusOr<LogTimeline> pieces = reader.Finish();
+      ASSERT_TRUE(pieces.ok()) << e.file << " chunk " << chunk;
+      ExpectSameTimeline(*whole, *pieces, std::string(e.file) + " chunk " + std::to_string(chunk));
+    }
+  }
+}
+
+TEST(LogReader, FileReadInChunksMatchesWholeText) {
+  // InMemoryFileSystem uses FileSystem's default ReadFileInChunks; the real
+  // one reads 4 MiB at a time. Both must give the in-memory result.
+  const std::string name = "nemo2_resiliency-demo-notebook.log";
+  const std::string text = ReadExcerpt(name);
+  InMemoryFileSystem fs;
+  fs.AddFile("logs/run.log", text);
+  StatusOr<LogTimeline> from_fs = ReadTrainingLogFile(fs, "logs/run.log");
+  ASSERT_TRUE(from_fs.ok());
+  StatusOr<LogTimeline> in_memory = ReadTrainingLog(text, "logs/run.log");
+  ASSERT_TRUE(in_memory.ok());
+  ExpectSameTimeline(*in_memory, *from_fs, name);
+  EXPECT_EQ(from_fs->origin, "logs/run.log");
+  EXPECT_EQ(from_fs->stats.bytes, static_cast<int64_t>(text.size()));
+}
+
+TEST(LogReader, NoStepsErrorNamesOriginAndFormats) {
+  StatusOr<LogTimeline> t = ReadTrainingLog("hello\nworld\n", "job.out");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.status().message().rfind("job.out: no training step lines found (formats tried: ", 0), 0u)
+      << t.status().message();
+  EXPECT_NE(t.status().message().find("megatron-lm"), std::string::npos);
+  EXPECT_NE(t.status().message().find("deepspeed"), std::string::npos);
+  // An empty file, and one of blanks.
+  EXPECT_FALSE(ReadTrainingLog("", "empty.log").ok());
+  EXPECT_FALSE(ReadTrainingLog("\n\n   \n", "blank.log").ok());
+  // A missing file is kNotFound naming it.
+  RealFileSystem fs;
+  StatusOr<LogTimeline> missing = ReadTrainingLogFile(fs, ExcerptPath("no-such-file.log"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("no-such-file.log"), std::string::npos);
+}
+
+TEST(LogReader, ForcedFormat) {
+  // A Megatron line read as NeMo finds nothing; read as Megatron it does.
+  const std::string line =
+      " iteration      100/  300000 | consumed samples:         3200 | elapsed time per iteration (ms): 3738.6 |\n";
+  LogReadOptions nemo;
+  nemo.format = LogFormat::kNemo2;
+  StatusOr<LogTimeline> t = ReadTrainingLog(line, "x.log", nemo);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("formats tried: nemo2)"), std::string::npos) << t.status().message();
+  LogReadOptions megatron;
+  megatron.format = LogFormat::kMegatronLm;
+  t = ReadTrainingLog(line, "x.log", megatron);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->format, LogFormat::kMegatronLm);
+  EXPECT_EQ(t->steps.at(0).step, 100);
+  // The Bridge reader reads Megatron's line too (its own iteration line).
+  LogReadOptions bridge;
+  bridge.format = LogFormat::kMegatronBridge;
+  t = ReadTrainingLog(line, "x.log", bridge);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->format, LogFormat::kMegatronBridge);
+}
+
+TEST(LogReader, MaxStepsIsOutOfRange) {
+  std::string text;
+  for (int i = 1; i <= 10; ++i)
+    text += " iteration " + std::to_string(i) + "/ 100 | elapsed time per iteration (ms): 10.0 |\n";
+  LogReadOptions options;
+  options.max_steps = 5;
+  StatusOr<LogTimeline> t = ReadTrainingLog(text, "big.log", options);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(t.status().message().rfind("big.log: ", 0), 0u) << t.status().message();
+}
+
+TEST(LogReader, LongLineWithoutNewlineIsBounded) {
+  // 3 MiB without a newline after a real step: read, the long line cut
+  // and counted, no error.
+  std::string text = " iteration 1/ 10 | elapsed time per iteration (ms): 10.0 |\n";
+  text += std::string(size_t{3} << 20, 'x');
+  StatusOr<LogTimeline> t = ReadTrainingLog(text, "long.log");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->steps.size(), 1u);
+  EXPECT_EQ(t->stats.partial_lines, 1);
+  EXPECT_EQ(t->stats.lines, 2);
+}
+
+TEST(LogReader, BinaryGarbageIsNotAStep) {
+  std::string text;
+  for (int i = 0; i < 4096; ++i)
+    text.push_back(static_cast<char>((i * 7919) % 256));
+  StatusOr<LogTimeline> t = ReadTrainingLog(text, "garbage.bin");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(LogReader, JsonDocumentNotKnownIsReadAsLines) {
+  // A JSON object no whole-document reader claims falls back to lines,
+  // which hold no step here.
+  StatusOr<LogTimeline> t = ReadTrainingLog("{\n  \"a\": 1\n}\n", "x.json");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("no training step lines"), std::string::npos);
+  // Malformed JSON forced as Bridge's document: a parse error naming the file.
+  LogReadOptions bridge;
+  bridge.format = LogFormat::kMegatronBridge;
+  t = ReadTrainingLog("{\n  \"0\": {\"lm loss\": 1.0,\n", "golden.json", bridge);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message().rfind("golden.json: ", 0), 0u) << t.status().message();
+}
+
+TEST(LogReader, FailureLinesBecomeEvents) {
+  const std::string text =
+      " iteration        1/     100 | elapsed time per iteration (ms): 1000.0 |\n"
+      "[rank3]:[E ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=5, OpType=ALLREDUCE) ran for 600000 milliseconds before timing out.\n"
+      "Traceback (most recent call last):\n"
+      "0: Traceback (most recent call last):\n"
+      "Killed\n";
+  StatusOr<LogTimeline> t = ReadTrainingLog(text, "fail.log");
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->events.size(), 3u);  // the second traceback is another rank's copy
+  for (const LogEvent& e : t->events)
+    EXPECT_EQ(e.kind, LogEventKind::kFailure);
+  EXPECT_EQ(t->events[0].line, 2);
+  EXPECT_EQ(t->events[1].detail, "Traceback (most recent call last):");
+  EXPECT_EQ(t->events[2].detail, "Killed");
+}
+
+}  // namespace
+}  // namespace mfu
