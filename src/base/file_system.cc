@@ -74,6 +74,19 @@ class Fd {
   int fd_;
 };
 
+// After open(path, O_RDONLY | O_NONBLOCK) gave `fd`: the open error, or
+// what fstat says when `path` is not a regular file. O_NONBLOCK: opening a
+// FIFO with no writer must not wait; this check refuses it before any read.
+Status CheckOpenedRegular(const std::string& path, int fd, struct stat& st) {
+  if (fd < 0)
+    return ErrnoError(path, errno, "cannot open file");
+  if (::fstat(fd, &st) != 0)
+    return ErrnoError(path, errno, "cannot stat file");
+  if (!S_ISREG(st.st_mode))
+    return NotRegular(path, KindOf(st.st_mode), KindDescription(st.st_mode));
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string FormatByteLimit(uint64_t bytes) {
@@ -87,16 +100,9 @@ std::string FormatByteLimit(uint64_t bytes) {
 }
 
 StatusOr<std::string> RealFileSystem::ReadFile(const std::string& path, uint64_t max_bytes) const {
-  // O_NONBLOCK: opening a FIFO with no writer must not wait; the kind check
-  // below refuses it before any read.
   Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  if (fd.get() < 0)
-    return ErrnoError(path, errno, "cannot open file");
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0)
-    return ErrnoError(path, errno, "cannot stat file");
-  if (!S_ISREG(st.st_mode))
-    return NotRegular(path, KindOf(st.st_mode), KindDescription(st.st_mode));
+  MFU_RETURN_IF_ERROR(CheckOpenedRegular(path, fd.get(), st));
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size > max_bytes)
     return TooLarge(path, size, max_bytes);
@@ -141,13 +147,8 @@ Status FileSystem::ReadFileInChunks(const std::string& path, uint64_t chunk_byte
 Status RealFileSystem::ReadFileInChunks(const std::string& path, uint64_t chunk_bytes,
                                         const std::function<Status(std::string_view)>& sink) const {
   Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  if (fd.get() < 0)
-    return ErrnoError(path, errno, "cannot open file");
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0)
-    return ErrnoError(path, errno, "cannot stat file");
-  if (!S_ISREG(st.st_mode))
-    return NotRegular(path, KindOf(st.st_mode), KindDescription(st.st_mode));
+  MFU_RETURN_IF_ERROR(CheckOpenedRegular(path, fd.get(), st));
   std::string buffer(static_cast<size_t>(std::clamp<uint64_t>(chunk_bytes, 1, uint64_t{1} << 30)), '\0');
   while (true) {
     ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());

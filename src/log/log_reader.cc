@@ -230,8 +230,10 @@ Status TrainingLogReader::State::DetectLine(std::string_view raw, const CleanLin
       int& best = best_score[static_cast<size_t>(c->format())];
       if (best < 2) {
         best = std::max(best, c->Signature(clean.text));
-        if (best >= 2 && decisive_line == 0)
+        if (best >= 2 && decisive_line == 0) {
           decisive_line = clean.line;
+          buffering = true;  // after a full window of noise: keep from here
+        }
       }
     }
   }
@@ -392,6 +394,10 @@ StatusOr<LogTimeline> TrainingLogReader::State::Finish() {
   builder.stats().lines = line;
   if (builder.steps().empty()) {
     std::string tried = options.format == LogFormat::kAuto ? FormatsTried() : LogFormatId(options.format);
+    // A format whose header lines were seen (score 1) is named: the log is
+    // probably that framework's, cut before its first step line.
+    if (options.format == LogFormat::kAuto && parser != nullptr)
+      tried += std::string("; closest: ") + LogFormatId(parser->format()) + ", header lines but no step line";
     return InvalidArgumentError(origin + ": no training step lines found (formats tried: " + tried + ")");
   }
   return builder.Take(origin, format);

@@ -10,6 +10,7 @@
 #include "log/log_parser.h"
 #include "log/log_test_util.h"
 #include "mfu/training_log.h"
+#include "testing/log_gen.h"
 
 namespace mfu {
 namespace {
@@ -106,6 +107,49 @@ TEST(LogReader, FileReadInChunksMatchesWholeText) {
   EXPECT_EQ(from_fs->stats.bytes, static_cast<int64_t>(text.size()));
 }
 
+TEST(FileSystemChunks, RealAndInMemoryGiveTheFileInOrder) {
+  // FileSystem::ReadFileInChunks (added for the log reader): the pieces
+  // concatenate to ReadFile's text, none larger than asked.
+  const std::string path = ExcerptPath("torchtitan_aurora-xpu-blendcorpus.log");
+  RealFileSystem real;
+  const std::string whole = *real.ReadFile(path);
+  InMemoryFileSystem memory;
+  memory.AddFile("a.log", whole);
+  for (uint64_t chunk : {uint64_t{1}, uint64_t{4096}, uint64_t{1} << 22}) {
+    std::string joined_real;
+    std::string joined_memory;
+    ASSERT_TRUE(real.ReadFileInChunks(path, chunk, [&](std::string_view piece) {
+                      EXPECT_LE(piece.size(), chunk);
+                      joined_real.append(piece);
+                      return Status::Ok();
+                    }).ok());
+    ASSERT_TRUE(memory.ReadFileInChunks("a.log", chunk, [&](std::string_view piece) {
+                        EXPECT_LE(piece.size(), chunk);
+                        joined_memory.append(piece);
+                        return Status::Ok();
+                      }).ok());
+    EXPECT_EQ(joined_real, whole);
+    EXPECT_EQ(joined_memory, whole);
+  }
+  // The sink's error stops the read and comes back.
+  int calls = 0;
+  Status st = real.ReadFileInChunks(path, 100, [&](std::string_view) {
+    ++calls;
+    return ParseError("stop");
+  });
+  EXPECT_EQ(st.message(), "stop");
+  EXPECT_EQ(calls, 1);
+  // Not a regular file, a directory, a missing file: ReadFile's messages.
+  auto no_sink = [](std::string_view) { return Status::Ok(); };
+  st = real.ReadFileInChunks("/dev/null", 100, no_sink);
+  EXPECT_EQ(st.message(), "/dev/null: not a regular file (character device)");
+  st = real.ReadFileInChunks(std::string(MFU_SOURCE_DIR) + "/tests", 100, no_sink);
+  EXPECT_NE(st.message().find("is a directory, expected a file"), std::string::npos);
+  st = real.ReadFileInChunks(ExcerptPath("missing.log"), 100, no_sink);
+  EXPECT_EQ(st.code(), StatusCode::kNotFound);
+  EXPECT_EQ(memory.ReadFileInChunks("b.log", 100, no_sink).code(), StatusCode::kNotFound);
+}
+
 TEST(LogReader, NoStepsErrorNamesOriginAndFormats) {
   StatusOr<LogTimeline> t = ReadTrainingLog("hello\nworld\n", "job.out");
   ASSERT_FALSE(t.ok());
@@ -114,6 +158,11 @@ TEST(LogReader, NoStepsErrorNamesOriginAndFormats) {
       << t.status().message();
   EXPECT_NE(t.status().message().find("megatron-lm"), std::string::npos);
   EXPECT_NE(t.status().message().find("deepspeed"), std::string::npos);
+  // Header lines without a step line: the closest format is named.
+  t = ReadTrainingLog("ining-demo/0 [default0]:Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/8\n", "nemo.out");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("; closest: nemo2, header lines but no step line)"), std::string::npos)
+      << t.status().message();
   // An empty file, and one of blanks.
   EXPECT_FALSE(ReadTrainingLog("", "empty.log").ok());
   EXPECT_FALSE(ReadTrainingLog("\n\n   \n", "blank.log").ok());
@@ -158,6 +207,20 @@ TEST(LogReader, MaxStepsIsOutOfRange) {
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), StatusCode::kOutOfRange);
   EXPECT_EQ(t.status().message().rfind("big.log: ", 0), 0u) << t.status().message();
+}
+
+TEST(LogReader, StepsAfterALongPreambleAreKept) {
+  // More than the detection window (200,000 lines) of noise, then steps:
+  // none of them is lost.
+  std::string text;
+  for (int i = 0; i < 200'100; ++i)
+    text += "noise\n";
+  for (int i = 1; i <= 3; ++i)
+    text += " iteration " + std::to_string(i) + "/ 100 | elapsed time per iteration (ms): 10.0 |\n";
+  StatusOr<LogTimeline> t = ReadTrainingLog(text, "late.log");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->steps.size(), 3u);
+  EXPECT_EQ(t->steps[0].line, 200'101);
 }
 
 TEST(LogReader, LongLineWithoutNewlineIsBounded) {
@@ -211,6 +274,32 @@ TEST(LogReader, FailureLinesBecomeEvents) {
   EXPECT_EQ(t->events[0].line, 2);
   EXPECT_EQ(t->events[1].detail, "Traceback (most recent call last):");
   EXPECT_EQ(t->events[2].detail, "Killed");
+}
+
+TEST(LogReader, GeneratedMultiNodeLog) {
+  // The benchmark's log (src/testing/log_gen.h): every 25th line an
+  // iteration line on the last node ("3:"), NCCL/logging/tqdm noise from
+  // all four nodes between. Every step is read, none twice, no restart.
+  testing::LogGenOptions options;
+  options.lines = 5000;
+  testing::LogGenSummary summary;
+  const std::string text = testing::GenerateMixedLogText(options, &summary);
+  EXPECT_EQ(summary.steps, 200);
+  EXPECT_EQ(summary.bytes, static_cast<int64_t>(text.size()));
+  StatusOr<LogTimeline> t = ReadTrainingLog(text, "gen.log");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->format, LogFormat::kMegatronLm);
+  ASSERT_EQ(static_cast<int64_t>(t->steps.size()), summary.steps);
+  EXPECT_EQ(t->attempts, 1);
+  EXPECT_EQ(t->stats.lines, 5000);
+  EXPECT_EQ(t->stats.chosen_rank, "3:");
+  EXPECT_EQ(t->stats.partial_lines, 0);
+  for (size_t i = 0; i < t->steps.size(); ++i) {
+    EXPECT_EQ(t->steps[i].step, static_cast<int64_t>(i) + 1);
+    EXPECT_DOUBLE_EQ(t->steps[i].step_time_s, summary.step_time_s);
+    EXPECT_DOUBLE_EQ(t->steps[i].logged_tflops_per_gpu, summary.tflops_per_gpu);
+  }
+  EXPECT_TRUE(t->events.empty());
 }
 
 }  // namespace
