@@ -1,5 +1,5 @@
 // Composer / llm-foundry console (mosaicml/composer @6405188,
-// composer/loggers/console_logger.py L206-248; training-logs.md §10): a
+// composer/loggers/console_logger.py L206-248; training-logs.md section 10): a
 // record "[batch=N/M]:" (or "[epoch=E][batch=N/M]:", "[token=..]",
 // "[sample=..]") followed by one "\t Train <key>: <value>" line per metric
 // (floats {:.4f}); under srun each physical line has its own prefix, which
@@ -88,12 +88,11 @@ class ComposerParser final : public FormatParser {
       return true;
     }
     std::string_view t = text;
-    size_t blanks = 0;
-    while (blanks < t.size() && (t[blanks] == ' ' || t[blanks] == '\t')) {
-      ++blanks;
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) {
+      t.remove_prefix(1);
     }
-    t = t.substr(blanks);
-    if (pending_ && blanks > 0 && (t.starts_with("Train ") || t.starts_with("Eval "))) {
+    // The core trims the line, so "\t Train key: value" arrives as "Train key: value".
+    if (pending_ && (t.starts_with("Train ") || t.starts_with("Eval ")) && t.find(": ") != std::string_view::npos) {
       if (t.starts_with("Eval ")) {
         pending_eval_ = true;
       }
@@ -131,6 +130,9 @@ class ComposerParser final : public FormatParser {
       return;
     }
     std::string_view key = kv.substr(0, colon);
+    while (!key.empty() && key.front() == ' ') {
+      key.remove_prefix(1);
+    }
     std::optional<double> v = ParseLogNumber(Token(kv.substr(colon + 2)));
     if (!v) {
       return;
@@ -181,7 +183,7 @@ class ComposerParser final : public FormatParser {
     }
     double train_s = !std::isnan(train_hours_) ? train_hours_ * 3600.0 : train_seconds_;
     if (!std::isnan(train_s)) {
-      if (prev_step_ >= 0 && s.step > prev_step_ && train_s >= prev_train_s_ && !pending_eval_) {
+      if (s.step > prev_step_ && train_s >= prev_train_s_ && !pending_eval_) {
         s.step_time_s = (train_s - prev_train_s_) / static_cast<double>(s.step - prev_step_);
         s.steps_covered = static_cast<int32_t>(std::min<int64_t>(s.step - prev_step_, 1 << 30));
       }
@@ -209,12 +211,14 @@ class ComposerParser final : public FormatParser {
   double train_seconds_ = kLogNaN;
   int64_t time_batch_ = -1;
   int64_t records_ = 0;
-  int64_t prev_step_ = -1;
+  int64_t prev_step_ = 0;  // the first record is timed from the start (time/train 0)
   double prev_train_s_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<FormatParser> MakeComposerParser() { return std::make_unique<ComposerParser>(); }
+std::unique_ptr<FormatParser> MakeComposerParser() {
+  return std::make_unique<ComposerParser>();
+}
 
 }  // namespace mfu::log_internal

@@ -3,7 +3,7 @@
 // {total}]' + ':' then f'\n\t {prefix}{name}: {value}' per metric, floats
 // {:.4f}) and the SpeedMonitor keys (composer/callbacks/speed_monitor.py
 // L300-375); the old one-line form from composer_examples-deeplab (2022-23);
-// training-logs.md §10.
+// training-logs.md section 10.
 
 #include <gtest/gtest.h>
 
@@ -44,7 +44,7 @@ TEST(ComposerParser, MultiLineRecordWithThroughputUnderSrun) {
   EXPECT_DOUBLE_EQ(t.steps[0].loss, 2.5);
   EXPECT_DOUBLE_EQ(t.steps[0].consumed_tokens, 204800);
   EXPECT_DOUBLE_EQ(t.steps[0].step_time_s, 0.5 * 3600 / 100);  // time/train is cumulative hours
-  const LogStep& s = t.steps[1];  // flushed by Finish
+  const LogStep& s = t.steps[1];                               // flushed by Finish
   EXPECT_EQ(s.step, 200);
   EXPECT_DOUBLE_EQ(s.tokens_per_s_per_gpu, 1255.1776);
   EXPECT_DOUBLE_EQ(s.tokens_per_s, 10041.4208);
@@ -67,7 +67,7 @@ TEST(ComposerParser, AwsMptExcerpt) {
   EXPECT_DOUBLE_EQ(s.consumed_tokens, 0);
   EXPECT_EQ(s.consumed_samples, 0);
   EXPECT_NEAR(s.memory_gib, 20.9650e9 / 1073741824.0, 1e-9);
-  EXPECT_DOUBLE_EQ(s.step_time_s, 0.0037 * 3600);  // first batch, from the start
+  EXPECT_DOUBLE_EQ(s.step_time_s, 0.0037 * 3600);   // first batch, from the start
   EXPECT_TRUE(std::isnan(s.tokens_per_s_per_gpu));  // SpeedMonitor window not full yet
   EXPECT_EQ(t.header.micro_batch, 8);
   EXPECT_EQ(t.header.train_iters, 300000000);
@@ -92,7 +92,7 @@ TEST(ComposerParser, OldOneLinePerMetricForm) {
   EXPECT_DOUBLE_EQ(t.steps[0].loss, 7.1292);
   EXPECT_DOUBLE_EQ(t.steps[0].learning_rate, 0.0061);
   EXPECT_NEAR(t.steps[0].memory_gib, 28137488384.0 / 1073741824.0, 1e-9);  // bytes in the old form
-  EXPECT_DOUBLE_EQ(t.steps[0].step_time_s, 17.1607 / 16);  // wall_clock/train seconds, from the start
+  EXPECT_DOUBLE_EQ(t.steps[0].step_time_s, 17.1607 / 16);                  // wall_clock/train seconds, from the start
   EXPECT_EQ(t.steps[1].step, 17);
   EXPECT_DOUBLE_EQ(t.steps[1].loss, 7.1243);
   EXPECT_NEAR(t.steps[1].step_time_s, 17.8836 - 17.1607, 1e-9);

@@ -1,8 +1,7 @@
 #pragma once
 
 // Helpers shared by the torchtitan, HF Trainer, MaxText, nanoGPT, Composer
-// and picotron readers: the Python/absl/ezpz logger prefixes that carry a
-// timestamp, "key: value" scanning, and the post-passes that derive what a
+// and picotron readers (logger prefixes: log_line.h): "key: value" scanning, and the post-passes that derive what a
 // log implies but does not print (per-GPU vs whole-job throughput from the
 // world size, step time from consecutive timestamps).
 
@@ -11,28 +10,16 @@
 #include <string_view>
 #include <vector>
 
+#include "log/log_line.h"
 #include "log/log_parser.h"
 
 namespace mfu::log_internal {
 
-// A line with its logger prefix removed.
-struct LoggerPrefix {
-  std::string_view message;  // the text after the prefix
-  double time_s = kLogNaN;  // the prefix's timestamp, NaN when none
-};
-
-// Removes, in any stacking order, leading blanks and the logger prefixes the
-// Python frameworks add: torchtitan's "[titan] ", Python logging's
-// "2025-03-04 00:44:44,441 - root - INFO - ", ezpz's "[2025-09-11
-// 14:09:46,954794][I][components/metrics:437:log] ", HF's
-// "[INFO|trainer.py:2128] 2024-07-17 00:18:20,620 >> " and absl/glog's
-// "I0731 09:47:48.898259     514 file.py:493] " (no year: no time).
-LoggerPrefix StripLoggerPrefix(std::string_view text);
-
 // The text after the first occurrence of `key` in `text`, blanks skipped;
 // nullopt when `key` is absent.
 std::optional<std::string_view> After(std::string_view text, std::string_view key);
-// The leading token of `text`: up to a blank, ',', '|', ')' or ']'.
+// The leading token of `text`: up to a blank, ':', '|', ')', ']' or a ','
+// that is not a thousands separator.
 std::string_view Token(std::string_view text);
 // ParseLogNumber of the token after `key`.
 std::optional<double> NumberAfter(std::string_view text, std::string_view key);

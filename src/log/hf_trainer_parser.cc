@@ -1,4 +1,4 @@
-// Hugging Face transformers Trainer console output (training-logs.md §7):
+// Hugging Face transformers Trainer console output (training-logs.md section 7):
 // the per-log dicts ProgressCallback.on_log writes with tqdm.write(str(logs))
 // (src/transformers/trainer_callback.py @55093b758b33), the final metrics
 // dict and the "***** train metrics *****" block (Trainer.log_metrics,
@@ -100,10 +100,16 @@ class HfTrainerParser final : public FormatParser {
       if (records_ > 0) {
         out.NewAttempt(line.line);  // a second train() call or a resumed job
       }
+      bool repeat = start_seen_ && records_ == 0;  // another rank's copy of the header
       records_ = 0;
       last_step_ = 0;
       saw_final_ = false;
       prev_ = Prev{};
+      out.CountHeader();
+      if (repeat) {
+        return true;
+      }
+      start_seen_ = true;
       start_time_s_ = t.time_s;
       LogEvent e;
       e.kind = LogEventKind::kJobStart;
@@ -112,7 +118,6 @@ class HfTrainerParser final : public FormatParser {
       e.time_s = t.time_s;
       e.detail = std::string(kRunning);
       out.AddEvent(std::move(e));
-      out.CountHeader();
       return true;
     }
     if (std::optional<double> v = NumberAfter(text, "Num examples = ")) {
@@ -121,7 +126,8 @@ class HfTrainerParser final : public FormatParser {
       num_epochs_ = *epochs;
     } else if (std::optional<int64_t> b = IntAfter(text, "Instantaneous batch size per device = ")) {
       h.micro_batch = *b;
-    } else if (std::optional<int64_t> g = IntAfter(text, "Total train batch size (w. parallel, distributed & accumulation) = ")) {
+    } else if (std::optional<int64_t> g =
+                   IntAfter(text, "Total train batch size (w. parallel, distributed & accumulation) = ")) {
       h.global_batch = *g;
     } else if (std::optional<int64_t> a = IntAfter(text, "Gradient Accumulation steps = ")) {
       h.grad_accum = *a;
@@ -300,7 +306,7 @@ class HfTrainerParser final : public FormatParser {
     std::optional<double> per_device = PyNumber(items, "train_tokens_per_second");
     std::optional<double> tokens = PyNumber(items, "num_input_tokens_seen");
     if (per_device && tokens && runtime && *per_device > 0 && *runtime > 0) {
-      double world = *tokens / *runtime / *per_device;  // tokens/s = seen / runtime / world (§7.2)
+      double world = *tokens / *runtime / *per_device;  // tokens/s = seen / runtime / world (section 7.2)
       if (std::fabs(world - std::round(world)) < 0.05 && world >= 0.5) {
         final_world_ = std::llround(world);
       }
@@ -370,6 +376,7 @@ class HfTrainerParser final : public FormatParser {
   int64_t records_ = 0;
   int64_t final_world_ = 0;
   bool saw_final_ = false;
+  bool start_seen_ = false;
   double start_time_s_ = kLogNaN;
   bool in_metrics_block_ = false;
   Prev prev_;
@@ -377,6 +384,8 @@ class HfTrainerParser final : public FormatParser {
 
 }  // namespace
 
-std::unique_ptr<FormatParser> MakeHfTrainerParser() { return std::make_unique<HfTrainerParser>(); }
+std::unique_ptr<FormatParser> MakeHfTrainerParser() {
+  return std::make_unique<HfTrainerParser>();
+}
 
 }  // namespace mfu::log_internal

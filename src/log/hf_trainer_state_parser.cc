@@ -1,7 +1,7 @@
 // trainer_state.json, the HF Trainer's checkpointed state
 // (TrainerState.save_to_json: json.dumps(asdict(state), indent=2,
 // sort_keys=True), transformers src/transformers/trainer_callback.py
-// @55093b758b33; training-logs.md §7.3). log_history holds the on_log dicts
+// @55093b758b33; training-logs.md section 7.3). log_history holds the on_log dicts
 // with "step" added: training records (loss, grad_norm, learning_rate,
 // epoch, num_input_tokens_seen, train_runtime in newer versions), eval
 // records (eval_loss, eval_runtime) and the final train_runtime record with
@@ -9,9 +9,8 @@
 // max_steps, logging_steps, train_batch_size (per device), total_flos.
 
 #include <cmath>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "log/format_common.h"
 #include "log/log_parser.h"
@@ -65,7 +64,8 @@ std::string QuoteNonFinite(std::string_view text) {
       out.push_back(c);
       continue;
     }
-    for (std::string_view word : {std::string_view("-Infinity"), std::string_view("Infinity"), std::string_view("NaN")}) {
+    for (std::string_view word :
+         {std::string_view("-Infinity"), std::string_view("Infinity"), std::string_view("NaN")}) {
       if (text.substr(i, word.size()) == word) {
         out.push_back('"');
         out.append(word);
@@ -231,6 +231,8 @@ class HfTrainerStateParser final : public FormatParser {
 
 }  // namespace
 
-std::unique_ptr<FormatParser> MakeHfTrainerStateParser() { return std::make_unique<HfTrainerStateParser>(); }
+std::unique_ptr<FormatParser> MakeHfTrainerStateParser() {
+  return std::make_unique<HfTrainerStateParser>();
+}
 
 }  // namespace mfu::log_internal

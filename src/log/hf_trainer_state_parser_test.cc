@@ -1,7 +1,7 @@
 // trainer_state.json reader tests. The document is written by hand from
 // TrainerState.save_to_json (json.dumps(asdict(state), indent=2,
 // sort_keys=True); transformers src/transformers/trainer_callback.py
-// @55093b758b33, training-logs.md §7.3): log_history entries are the on_log
+// @55093b758b33, training-logs.md section 7.3): log_history entries are the on_log
 // dicts with "step" added, an eval entry, and the final train_runtime entry
 // with total_flos.
 

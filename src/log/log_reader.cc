@@ -35,6 +35,13 @@ constexpr FactoryEntry kFactories[] = {
     {LogFormat::kMegatronLm, &MakeMegatronLmParser},
     {LogFormat::kNemo2, &MakeNemo2Parser},
     {LogFormat::kDeepSpeed, &MakeDeepSpeedParser},
+    {LogFormat::kTorchtitan, &MakeTorchtitanParser},
+    {LogFormat::kHfTrainerState, &MakeHfTrainerStateParser},
+    {LogFormat::kHfTrainer, &MakeHfTrainerParser},
+    {LogFormat::kMaxText, &MakeMaxTextParser},
+    {LogFormat::kNanoGpt, &MakeNanoGptParser},
+    {LogFormat::kComposer, &MakeComposerParser},
+    {LogFormat::kPicotron, &MakePicotronParser},
 };
 
 std::unique_ptr<FormatParser> MakeLogParser(LogFormat format) {

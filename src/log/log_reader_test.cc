@@ -73,6 +73,38 @@ TEST(LogReader, DetectsEveryExcerpt) {
   }
 }
 
+// One line of each wt-logfmt format (from its source's format string, see
+// the <framework>_parser_test.cc files) is detected as that format and no
+// other, here without the headers that help.
+TEST(LogReader, DetectsOneLineOfEachLogfmtFormat) {
+  struct OneLine {
+    const char* text;
+    const char* format;
+  };
+  const OneLine lines[] = {
+      {"[titan] 2026-08-21 10:00:00,123 - root - INFO - step: 10  loss:  2.34567  grad_norm:  1.2345  "
+       "memory: 40.12GiB(50.15%)  tps: 12,345  tflops: 456.78  mfu: 46.19%\n",
+       "torchtitan"},
+      {"{'loss': 2.9859, 'grad_norm': 0.97, 'learning_rate': 4.1e-05, 'epoch': 0.16}\n", "hf-trainer"},
+      {"{\n  \"global_step\": 10,\n  \"log_history\": [\n    {\"loss\": 2.5, \"step\": 10}\n  ]\n}\n",
+       "hf-trainer-state"},
+      {"completed step: 3, seconds: 5.402, TFLOP/s/device: 141.542, Tokens/s/device: 9098.189, total_weights: "
+       "196608, loss: 11.379\n",
+       "maxtext"},
+      {"iter 10: loss 4.1081, time 482.82ms, mfu 9.63%\n", "nanogpt"},
+      {"[batch=1/100]:\n\t Train loss/train/total: 10.9736\n", "composer"},
+      {"[rank 2] Step: 1     | Loss: 10.9062 | Global batch size:   2.05K | Tokens/s:  199.02 | Tokens/s/GPU:   "
+       "24.88 | Tokens:   2.05K | MFU:  0.01% | Memory usage:   1.75GB\n",
+       "picotron"},
+  };
+  for (const OneLine& l : lines) {
+    StatusOr<LogTimeline> t = ReadTrainingLog(l.text, "one.log");
+    ASSERT_TRUE(t.ok()) << l.format << ": " << t.status().message();
+    EXPECT_STREQ(LogFormatId(t->format), l.format);
+    EXPECT_EQ(t->steps.size(), 1u) << l.format;
+  }
+}
+
 TEST(LogReader, SameTimelineForAnyChunkSize) {
   for (const Excerpt& e : kExcerpts) {
     if (!HasReader(e.format))

@@ -1,4 +1,4 @@
-// MaxText (AI-Hypercomputer/maxtext @e591f30, training-logs.md §8): the
+// MaxText (AI-Hypercomputer/maxtext @e591f30, training-logs.md section 8): the
 // step line of MetricLogger._log_training_metrics
 // (src/maxtext/common/metric_logger.py L160-230): ", "-joined parts
 // "[Rampup Batch Size Phase]", "completed step: N" (0-based), "seconds: s",
@@ -46,7 +46,7 @@ class MaxTextParser final : public FormatParser {
       }
     }
     if (text.starts_with(kStep) || text.starts_with(kProfilerStep)) {
-      return ConsumeStep(text, t.time_s, line, out);
+      return ConsumeStep(text, t.year_missing ? kLogNaN : t.time_s, line, out);
     }
     return ConsumeHeader(text, line, out);
   }
@@ -154,6 +154,8 @@ class MaxTextParser final : public FormatParser {
 
 }  // namespace
 
-std::unique_ptr<FormatParser> MakeMaxTextParser() { return std::make_unique<MaxTextParser>(); }
+std::unique_ptr<FormatParser> MakeMaxTextParser() {
+  return std::make_unique<MaxTextParser>();
+}
 
 }  // namespace mfu::log_internal

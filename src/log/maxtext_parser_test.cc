@@ -3,7 +3,7 @@
 // (_log_training_metrics: ", "-joined parts, optional "[Rampup Batch Size
 // Phase]", lm_loss/perplexity since 719eb7799, the profiler-boundary form
 // since d60808f54) and maxtext_utils.py L1364-1390 ("Per train step:" /
-// " Total TFLOPs: "); training-logs.md §8.
+// " Total TFLOPs: "); training-logs.md section 8.
 
 #include <gtest/gtest.h>
 

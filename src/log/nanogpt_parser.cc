@@ -1,4 +1,4 @@
-// nanoGPT (karpathy/nanoGPT @3adf61e, training-logs.md §9): train.py's
+// nanoGPT (karpathy/nanoGPT @3adf61e, training-logs.md section 9): train.py's
 // step line "iter {iter_num}: loss {lossf:.4f}, time {dt*1000:.2f}ms, mfu
 // {running_mfu*100:.2f}%" (L325-327), the eval line "step {iter_num}: train
 // loss {:.4f}, val loss {:.4f}" (L264), "saving checkpoint to {out_dir}"
@@ -197,6 +197,8 @@ class NanoGptParser final : public FormatParser {
 
 }  // namespace
 
-std::unique_ptr<FormatParser> MakeNanoGptParser() { return std::make_unique<NanoGptParser>(); }
+std::unique_ptr<FormatParser> MakeNanoGptParser() {
+  return std::make_unique<NanoGptParser>();
+}
 
 }  // namespace mfu::log_internal

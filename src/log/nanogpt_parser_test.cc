@@ -4,7 +4,7 @@
 // checkpoint to {out_dir}", L325-327 "iter {iter_num}: loss {lossf:.4f},
 // time {dt*1000:.2f}ms, mfu {running_mfu*100:.2f}%"; model.py "number of
 // parameters: %.2fM"; configurator.py "Overriding: {key} = {attempt}";
-// training-logs.md §9.
+// training-logs.md section 9.
 
 #include <gtest/gtest.h>
 
@@ -84,7 +84,7 @@ TEST(NanoGptParser, Rtx4070Excerpt) {
   EXPECT_EQ(t.steps.back().step, 1420);
   EXPECT_EQ(CountEvents(t, LogEventKind::kEvaluation), 29);
   EXPECT_EQ(CountEvents(t, LogEventKind::kCheckpointSave), 28);
-  // Hand check of the ~9.7% (training-logs.md §9): 2.21e7 FLOPs/token x (256 x 64 x 40) tokens per
+  // Hand check of the ~9.7% (training-logs.md section 9): 2.21e7 FLOPs/token x (256 x 64 x 40) tokens per
   // iteration over the parsed step time, against nanoGPT's fixed A100 peak 312e12, is within 1% of the EMA.
   EXPECT_NEAR(2.21e7 * 256 * 64 * 40 / t.steps[2].step_time_s / 312e12, t.steps[2].logged_mfu, 0.01);
 }

@@ -1,4 +1,4 @@
-// picotron (huggingface/picotron, training-logs.md §13): train.py's step
+// picotron (huggingface/picotron, training-logs.md section 13): train.py's step
 // line "[rank {r}] Step: {step:<5d} | Loss: {loss:6.4f} | Global batch
 // size: {to_readable_format(tokens_per_step):>7s} | Tokens/s: .. |
 // Tokens/s/GPU: .. | Tokens: {trained}[/max] | MFU: {mfu:5.2f}% | Memory
@@ -62,7 +62,8 @@ class PicotronParser final : public FormatParser {
         s.consumed_tokens = *t;
       }
     }
-    if (std::optional<std::string_view> ms = After(text, "Time/step: "); ms && ms->find("ms") != std::string_view::npos) {
+    if (std::optional<std::string_view> ms = After(text, "Time/step: ");
+        ms && ms->find("ms") != std::string_view::npos) {
       if (std::optional<double> v = ParseLogNumber(ms->substr(0, ms->find("ms")))) {
         s.step_time_s = *v / 1000.0;
       }
@@ -127,6 +128,8 @@ class PicotronParser final : public FormatParser {
 
 }  // namespace
 
-std::unique_ptr<FormatParser> MakePicotronParser() { return std::make_unique<PicotronParser>(); }
+std::unique_ptr<FormatParser> MakePicotronParser() {
+  return std::make_unique<PicotronParser>();
+}
 
 }  // namespace mfu::log_internal

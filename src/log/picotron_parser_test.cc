@@ -1,5 +1,5 @@
 // picotron reader tests. Format from huggingface/picotron train.py
-// (training-logs.md §13): f"[rank {r}] Step: {step:<5d} | Loss: {loss:6.4f}
+// (training-logs.md section 13): f"[rank {r}] Step: {step:<5d} | Loss: {loss:6.4f}
 // | Global batch size: {to_readable_format(tokens_per_step):>7s} | Tokens/s:
 // {..:>7s} | Tokens/s/GPU: {..:>7s} | Tokens: {..:>7s}[/max] | MFU:
 // {mfu:5.2f}% | Memory usage: {reserved / 1e9:6.2f}GB", and the variant
@@ -51,8 +51,8 @@ TEST(PicotronParser, AwsSmollmExcerptKSuffixes) {
   EXPECT_DOUBLE_EQ(s1.logged_mfu, 0.0001);
   EXPECT_NEAR(s1.memory_gib, 1.75e9 / 1073741824.0, 1e-9);
   EXPECT_DOUBLE_EQ(s1.step_time_s, 2050 / 199.02);
-  EXPECT_DOUBLE_EQ(t.steps[1].tokens_per_s, 1680);      // "1.68K"
-  EXPECT_DOUBLE_EQ(t.steps[2].tokens_per_s, 10610);     // "10.61K"
+  EXPECT_DOUBLE_EQ(t.steps[1].tokens_per_s, 1680);          // "1.68K"
+  EXPECT_DOUBLE_EQ(t.steps[2].tokens_per_s, 10610);         // "10.61K"
   EXPECT_DOUBLE_EQ(t.steps[2].tokens_per_s_per_gpu, 1330);  // "1.33K"
   EXPECT_DOUBLE_EQ(t.steps[2].consumed_tokens, 6140);
   EXPECT_DOUBLE_EQ(t.steps[2].logged_mfu, 0.0043);

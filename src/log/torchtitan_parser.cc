@@ -1,4 +1,4 @@
-// torchtitan (pytorch/torchtitan @b5bcd76, training-logs.md §5): the step
+// torchtitan (pytorch/torchtitan @b5bcd76, training-logs.md section 5): the step
 // line of MetricsProcessor.log (torchtitan/components/metrics.py L455-541)
 // in every version since 2024-03 (wps/tps, with or without tflops and
 // grad_norm, loss 7.4f/8.5f, "mfu: N/A" under quantization), "validate
@@ -38,7 +38,9 @@ int64_t CheckpointStep(std::string_view text, int64_t last_step) {
   return last_step;
 }
 
-std::string Detail(std::string_view text) { return std::string(text.substr(0, 200)); }
+std::string Detail(std::string_view text) {
+  return std::string(text.substr(0, 200));
+}
 
 class TorchtitanParser final : public FormatParser {
  public:
@@ -181,8 +183,9 @@ class TorchtitanParser final : public FormatParser {
       }
       h.peak_flops_used = *peak;
       h.peak_flops_line = line.line;
-    } else if (size_t at = text.find(" capacity: "); at != std::string_view::npos && text.find(" with ") != std::string_view::npos &&
-                                                      text.find("GiB memory") != std::string_view::npos) {
+    } else if (size_t at = text.find(" capacity: "); at != std::string_view::npos &&
+                                                     text.find(" with ") != std::string_view::npos &&
+                                                     text.find("GiB memory") != std::string_view::npos) {
       std::string_view rest = text.substr(at + 11);
       h.device_name = std::string(rest.substr(0, rest.rfind(" with ")));
     } else if (text.starts_with("Model ") && text.find(" size: ") != std::string_view::npos &&
@@ -194,8 +197,10 @@ class TorchtitanParser final : public FormatParser {
       }
     } else if (text.starts_with(kTrainerInit)) {
       ReadTrainerInit(text, h);
-    } else if (std::optional<int64_t> n = IntAfter(text, "Using ["); n && text.find("] GPUs") != std::string_view::npos) {
-      h.world_size = *n;  // "Using [24/24] GPUs" (ezpz launcher)
+    } else if (std::optional<std::string_view> used = After(text, "Using [");
+               used && text.find("] GPUs") != std::string_view::npos &&
+               AsInt(ParseLogNumber(used->substr(0, used->find('/'))))) {
+      h.world_size = *AsInt(ParseLogNumber(used->substr(0, used->find('/'))));  // "Using [24/24] GPUs" (ezpz)
     } else {
       return false;
     }
@@ -323,6 +328,8 @@ class TorchtitanParser final : public FormatParser {
 
 }  // namespace
 
-std::unique_ptr<FormatParser> MakeTorchtitanParser() { return std::make_unique<TorchtitanParser>(); }
+std::unique_ptr<FormatParser> MakeTorchtitanParser() {
+  return std::make_unique<TorchtitanParser>();
+}
 
 }  // namespace mfu::log_internal

@@ -1,12 +1,12 @@
 // torchtitan reader tests. Format strings from pytorch/torchtitan @b5bcd76
-// (training-logs.md §5): torchtitan/components/metrics.py L455-541 (the step
+// (training-logs.md section 5): torchtitan/components/metrics.py L455-541 (the step
 // line, colours from torchtitan/tools/utils.py L263-274), L570-576
 // (validate), L96-101 (capacity); torchtitan/trainer.py L388-391 (model
 // size), L527-528 (peak), L621-629 (Trainer is initialized), L1022
 // (Training starts); torchtitan/components/checkpoint.py (save/load lines);
 // the logger format "[titan] %(asctime)s - %(name)s - %(levelname)s -
 // %(message)s" (torchtitan/tools/logging.py L20-22). Old forms from the
-// format history (git log -S) in training-logs.md §5.2.
+// format history (git log -S) in training-logs.md section 5.2.
 
 #include <gtest/gtest.h>
 
@@ -40,7 +40,7 @@ TEST(TorchtitanParser, HeadStepLineEveryField) {
   EXPECT_DOUBLE_EQ(s.memory_gib, 40.12);
   EXPECT_DOUBLE_EQ(s.tokens_per_s_per_gpu, 12345);  // per device
   EXPECT_DOUBLE_EQ(s.logged_tflops_per_gpu, 1234.56);
-  EXPECT_DOUBLE_EQ(s.logged_mfu, 0.4619);  // percent -> fraction
+  EXPECT_DOUBLE_EQ(s.logged_mfu, 0.4619);      // percent -> fraction
   EXPECT_DOUBLE_EQ(s.time_s, 1787306400.123);  // 2026-08-21 10:00:00.123 UTC
   EXPECT_FALSE(s.validation);
 }
@@ -160,7 +160,7 @@ TEST(TorchtitanParser, AwsExcerptAnsiAndDuplicateRanks) {
   EXPECT_DOUBLE_EQ(bf16.memory_gib, 68.57);
   EXPECT_DOUBLE_EQ(bf16.tokens_per_s_per_gpu, 6785);  // "tps: 6,785"
   EXPECT_DOUBLE_EQ(bf16.logged_mfu, 0.3973);          // "mfu: 39.73%"
-  EXPECT_DOUBLE_EQ(bf16.time_s, 1741049084.441);       // 2025-03-04 00:44:44,441
+  EXPECT_DOUBLE_EQ(bf16.time_s, 1741049084.441);      // 2025-03-04 00:44:44,441
   const LogStep& fp8 = t.steps[1];
   EXPECT_EQ(fp8.step, 1990);
   EXPECT_EQ(fp8.attempt, 1);
