@@ -41,8 +41,8 @@ void CheckReport(const mfu::GoodputReport& r) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0)
     return 0;
-  const auto format = static_cast<mfu::GoodputSourceFormat>(
-      data[0] % static_cast<uint8_t>(mfu::GoodputSourceFormat::kCount));
+  const auto format =
+      static_cast<mfu::GoodputSourceFormat>(data[0] % static_cast<uint8_t>(mfu::GoodputSourceFormat::kCount));
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   mfu::StatusOr<std::vector<mfu::GoodputEvent>> events = mfu::ReadGoodputEvents(text, "fuzz", format);
   if (!events.ok())

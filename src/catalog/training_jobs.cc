@@ -123,9 +123,9 @@ StatusOr<TrainingBudget> ResolveBudget(const ResolvedTraining& s, const PlanRequ
 StatusOr<double> PlanDuration(const std::string& text, const char* param, double fallback, const char* what,
                               std::vector<Note>& notes) {
   if (text.empty()) {
-    notes.push_back({NoteKind::kAssumption, std::string("default_") + param,
-                     std::string(what) + " not given: " + base::FormatNumber(fallback) + " s assumed; give " +
-                         Param(param)});
+    notes.push_back(
+        {NoteKind::kAssumption, std::string("default_") + param,
+         std::string(what) + " not given: " + base::FormatNumber(fallback) + " s assumed; give " + Param(param)});
     return fallback;
   }
   StatusOr<double> d = ParseDuration(text);
@@ -138,8 +138,8 @@ StatusOr<double> PlanDuration(const std::string& text, const char* param, double
 StatusOr<std::optional<GoodputWhatIf>> ResolveGoodput(const PlanRequest& q, std::vector<Note>& notes) {
   if (q.mtbf.empty()) {
     if (!q.checkpoint_time.empty() || !q.restart_time.empty())
-      return InvalidArgumentError(Param(q.checkpoint_time.empty() ? "restart_time" : "checkpoint_time") +
-                                  " needs " + Param("mtbf"));
+      return InvalidArgumentError(Param(q.checkpoint_time.empty() ? "restart_time" : "checkpoint_time") + " needs " +
+                                  Param("mtbf"));
     return std::optional<GoodputWhatIf>();
   }
   GoodputWhatIfRequest r;
@@ -147,7 +147,7 @@ StatusOr<std::optional<GoodputWhatIf>> ResolveGoodput(const PlanRequest& q, std:
   if (!m.ok())
     return InvalidArgumentError(Param("mtbf") + ": " + m.status().message());
   r.mtbf_s = *m;
-  // §2.5's worked example (telemetry-goodput-inference.md): 60 s, 10 min.
+  // section 2.5's worked example (telemetry-goodput-inference.md): 60 s, 10 min.
   MFU_ASSIGN_OR_RETURN(r.checkpoint_time_s,
                        PlanDuration(q.checkpoint_time, "checkpoint_time", 60, "blocking checkpoint time", notes));
   MFU_ASSIGN_OR_RETURN(r.restart_time_s, PlanDuration(q.restart_time, "restart_time", 600, "restart time", notes));

@@ -47,8 +47,8 @@ const std::vector<FlagSpec> kVocabulary = {
     {"accelerator table file", "--hardware-file", "", "", "calc predict plan infer trace hw fleet log", K::kText},
     {"cluster preset", "--cluster", "", "", TRAIN_CMDS " infer", K::kText},
     {"cluster table file", "--cluster-file", "", "", TRAIN_CMDS " calibrate kernels clusters", K::kText},
-    {"GPU count of the job (infer: of one replica)", "--gpus", "-n", "", "calc memory predict plan infer log", K::kInteger,
-     1, kMaxGpus},
+    {"GPU count of the job (infer: of one replica)", "--gpus", "-n", "", "calc memory predict plan infer log",
+     K::kInteger, 1, kMaxGpus},
     {"node count", "--nodes", "", "", TRAIN_CMDS, K::kInteger, 1, kMaxGpus},
     // The sequence and the batch.
     {"sequence length (tokens per sequence)", "--seq-len", "-s", "", "flops calc memory predict plan trace log",

@@ -452,8 +452,8 @@ StatusOr<GoodputReport> ComputeGoodput(std::span<const GoodputEvent> events, con
     // Nanoseconds in int64 reach the year 2262; these bounds keep every
     // sum of a time and a duration inside them.
     if (!std::isfinite(e.time_s) || std::fabs(e.time_s) > kMaxTimeS)
-      return InvalidArgumentError(fmt::format("{}:{}: event '{}' has no valid time", e.source, e.line,
-                                              GoodputEventKindId(e.kind)));
+      return InvalidArgumentError(
+          fmt::format("{}:{}: event '{}' has no valid time", e.source, e.line, GoodputEventKindId(e.kind)));
     if (std::isfinite(e.duration_s) && (e.duration_s < 0 || e.duration_s > kMaxDurationS))
       return InvalidArgumentError(fmt::format("{}:{}: event '{}' has a duration outside [0, 1e9] s ({})", e.source,
                                               e.line, GoodputEventKindId(e.kind), e.duration_s));
@@ -462,7 +462,9 @@ StatusOr<GoodputReport> ComputeGoodput(std::span<const GoodputEvent> events, con
   // Boundaries first at equal times: a start precedes the steps stamped
   // with it, and an end follows them.
   auto rank = [](GoodputEventKind k) {
-    return k == GoodputEventKind::kJobStart ? 0 : (k == GoodputEventKind::kJobEnd || k == GoodputEventKind::kJobFailed ? 2 : 1);
+    return k == GoodputEventKind::kJobStart
+               ? 0
+               : (k == GoodputEventKind::kJobEnd || k == GoodputEventKind::kJobFailed ? 2 : 1);
   };
   std::stable_sort(sorted.begin(), sorted.end(), [&](const GoodputEvent* a, const GoodputEvent* b) {
     if (!Same(a->time_s, b->time_s))

@@ -1,7 +1,7 @@
 // `mfu goodput` end to end: the hand-written progress.txt and
 // ml-goodput-measurement records of tests/data/goodput (figures worked
 // out in the comments from the event times), the two merged, --what-if
-// against §2.5's worked example, and every bad flag or file (one-line
+// against section 2.5's worked example, and every bad flag or file (one-line
 // error, documented exit code).
 
 #include <gtest/gtest.h>
@@ -57,7 +57,7 @@ TEST(GoodputE2e, JsonlAccounting) {
   EXPECT_DOUBLE_EQ(j["ettr"].get<double>(), 111.25 / 490);
   EXPECT_EQ(j["attempts"], 2);
   EXPECT_EQ(j["interruptions"], 1);
-  EXPECT_EQ(j["mtbf_s"], 405.0);     // running time 490 - 85 idle, one failure
+  EXPECT_EQ(j["mtbf_s"], 405.0);      // running time 490 - 85 idle, one failure
   EXPECT_EQ(j["recovery_s"], 145.0);  // failure at 315 -> step 7 ends at 460
   EXPECT_EQ(j["checkpoint_time_s"], 10.0);
   EXPECT_EQ(j["checkpoint_interval"]["young_s"], 90.0);  // sqrt(2 x 10 x 405)
@@ -101,7 +101,7 @@ TEST(GoodputE2e, MergedFiles) {
   EXPECT_EQ(Sum(j), j["wall_s"].get<double>());
 }
 
-// §2.5 (telemetry-goodput-inference.md): M = 2.78 h, delta = 60 s,
+// section 2.5 (telemetry-goodput-inference.md): M = 2.78 h, delta = 60 s,
 // R = 10 min -> Young tau = 18.3 min, exact Daly G = 0.842.
 TEST(GoodputE2e, WhatIf) {
   Result r = RunMfu({"goodput", "--what-if", "--mtbf", "2.78h", "--checkpoint-time", "60s", "--restart-time", "10m",
@@ -112,7 +112,8 @@ TEST(GoodputE2e, WhatIf) {
   EXPECT_NEAR(j["goodput_young"].get<double>(), 0.842, 0.0005);
   EXPECT_EQ(j["interval_s"], 3600.0);
   EXPECT_LT(j["goodput_interval"].get<double>(), j["goodput_daly"].get<double>());
-  Result text = RunMfu({"goodput", "--what-if", "--mtbf", "2.78h", "--checkpoint-time", "60s", "--restart-time", "10m"});
+  Result text =
+      RunMfu({"goodput", "--what-if", "--mtbf", "2.78h", "--checkpoint-time", "60s", "--restart-time", "10m"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("18.3 min"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("0.842"), std::string::npos) << text.out;
@@ -123,8 +124,8 @@ TEST(GoodputE2e, BadFlagsAndFiles) {
                      "--mtbf: '5x' is not a duration");
   ExpectOneLineError(RunMfu({"goodput", "--what-if", "--mtbf", "0", "--checkpoint-time", "60s"}), 2, "--mtbf");
   ExpectOneLineError(RunMfu({"goodput", "--what-if", "--mtbf", "24h"}), 2, "--what-if: missing --checkpoint-time");
-  ExpectOneLineError(RunMfu({"goodput", "--what-if", "--mtbf", "24h", "--checkpoint-time", "1m", "--interval", "0"}),
-                     2, "--interval");
+  ExpectOneLineError(RunMfu({"goodput", "--what-if", "--mtbf", "24h", "--checkpoint-time", "1m", "--interval", "0"}), 2,
+                     "--interval");
   ExpectOneLineError(RunMfu({"goodput", "--what-if", "--mtbf", "24h", "--checkpoint-time", "1m", kJsonl}), 2,
                      "--what-if takes no event files");
   ExpectOneLineError(RunMfu({"goodput"}), 2, "give event files");
@@ -144,8 +145,9 @@ TEST(GoodputE2e, BadFlagsAndFiles) {
 // Daly's interval, here by hand: M = 10,008 s (2.78 h), delta = 60 s,
 // R = 600 s.
 TEST(GoodputE2e, PlanMtbfFoldsGoodputIntoTimeToTrain) {
-  const std::vector<std::string> plan = {"plan",          "--model", "llama-3.1-8b", "--gpu",  "h100", "--gpus", "64",
-                                         "--seq-len",     "8192",    "--global-batch", "256", "--tokens", "1T", "--json"};
+  const std::vector<std::string> plan = {"plan",   "--model",  "llama-3.1-8b", "--gpu", "h100",
+                                         "--gpus", "64",       "--seq-len",    "8192",  "--global-batch",
+                                         "256",    "--tokens", "1T",           "--json"};
   Result base = RunMfu(plan);
   ASSERT_EQ(base.exit_code, 0) << base.err;
   std::vector<std::string> with = plan;
@@ -185,7 +187,8 @@ TEST(GoodputE2e, DocumentedExitCodes) {
   ASSERT_NE(at, std::string::npos);
   const std::string table = docs.substr(at, docs.find("\n## ", at + 1) - at);
   const std::string no_steps = ::testing::TempDir() + "/goodput_e2e_no_steps.jsonl";
-  std::ofstream(no_steps) << "{\"job_name\": \"j\", \"job_start_time\": 0}\n{\"job_name\": \"j\", \"job_end_time\": 9}\n";
+  std::ofstream(no_steps)
+      << "{\"job_name\": \"j\", \"job_start_time\": 0}\n{\"job_name\": \"j\", \"job_end_time\": 9}\n";
   struct Example {
     const char* phrase;
     std::vector<std::string> args;
