@@ -10,7 +10,7 @@
 // training-log timelines, Megatron/Bridge progress.txt, Google
 // ml-goodput-measurement JSONL records and Slurm accounting (sacct
 // --parsable2, job-completion logs). Definitions and sources:
-// docs/goodput.md (from ../shared/reference/telemetry-goodput-inference.md §2).
+// docs/goodput.md (from ../shared/reference/telemetry-goodput-inference.md section 2).
 
 #include <array>
 #include <cstdint>

@@ -38,15 +38,19 @@ int64_t FindSmallestFittingGpus(const PerfModel& model, const PlanOptions& optio
 struct TrainingBudget {
   double tokens = 0;              // 0: no budget
   double price_per_gpu_hour = 0;  // USD; 0: unknown
+  // Expected fraction of wall time spent on preserved progress (goodput.h
+  // ExpectedGoodput at the optimal checkpoint interval); 1: no failures.
+  double goodput = 1;
 };
 struct TrainingTime {
-  double hours = 0;
+  double failure_free_hours = 0;  // the tokens at the predicted throughput alone
+  double hours = 0;               // failure_free_hours / budget.goodput
   double days = 0;
   double gpu_hours = 0;
   double cost_usd = 0;  // 0 without a price
 };
-// The budget's tokens at p.tokens_per_s on `gpus` GPUs (no failures or
-// restarts counted).
+// The budget's tokens at p.tokens_per_s on `gpus` GPUs, divided by the
+// budget's expected goodput (1: no failures or restarts counted).
 TrainingTime TimeToTrain(const Prediction& p, int64_t gpus, const TrainingBudget& budget);
 
 // What differs between two configurations and by how much each step

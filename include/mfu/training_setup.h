@@ -9,12 +9,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mfu/catalog.h"
 #include "mfu/cluster.h"
 #include "mfu/framework.h"
+#include "mfu/goodput.h"
 #include "mfu/memory.h"
 #include "mfu/model.h"
 #include "mfu/perf_model.h"
@@ -112,12 +114,20 @@ struct PlanRequest {
   std::string tokens;              // token budget ("15T"); "" none
   double price_per_gpu_hour = -1;  // USD; -1: the cluster's, if known (other negatives, NaN, inf: rejected)
   std::vector<int64_t> scaling;    // GPU counts of the scaling table
+  // Failures folded into the time to train: the job's MTBF (a node's MTBF
+  // / nodes), the blocking checkpoint time and the restart time as
+  // durations ("24h", "60s", "10m"); "" not given (checkpoint 60 s and
+  // restart 10 min are assumed, and said, when only the MTBF is).
+  std::string mtbf, checkpoint_time, restart_time;
 };
 struct PlanStudy {
   PlanResult plan;
   double search_seconds = 0;  // wall time of the main search
   TrainingBudget budget;
   std::vector<TrainingTime> time_to_train;  // per plan.top entry, with a budget
+  // With PlanRequest::mtbf: the intervals and expected goodput (Daly's
+  // interval's, which budget.goodput takes).
+  std::optional<GoodputWhatIf> goodput;
   bool has_runner_up = false;
   ConfigDifference difference;  // best vs runner-up
   std::vector<ScalePoint> scaling;

@@ -119,6 +119,44 @@ StatusOr<TrainingBudget> ResolveBudget(const ResolvedTraining& s, const PlanRequ
   return budget;
 }
 
+// A duration parameter in seconds; `fallback` (noted) when not given.
+StatusOr<double> PlanDuration(const std::string& text, const char* param, double fallback, const char* what,
+                              std::vector<Note>& notes) {
+  if (text.empty()) {
+    notes.push_back(
+        {NoteKind::kAssumption, std::string("default_") + param,
+         std::string(what) + " not given: " + base::FormatNumber(fallback) + " s assumed; give " + Param(param)});
+    return fallback;
+  }
+  StatusOr<double> d = ParseDuration(text);
+  if (!d.ok())
+    return InvalidArgumentError(Param(param) + ": " + d.status().message());
+  return *d;
+}
+
+// PlanRequest::mtbf and friends -> the what-if study (nullopt without an MTBF).
+StatusOr<std::optional<GoodputWhatIf>> ResolveGoodput(const PlanRequest& q, std::vector<Note>& notes) {
+  if (q.mtbf.empty()) {
+    if (!q.checkpoint_time.empty() || !q.restart_time.empty())
+      return InvalidArgumentError(Param(q.checkpoint_time.empty() ? "restart_time" : "checkpoint_time") + " needs " +
+                                  Param("mtbf"));
+    return std::optional<GoodputWhatIf>();
+  }
+  GoodputWhatIfRequest r;
+  StatusOr<double> m = ParseDuration(q.mtbf);
+  if (!m.ok())
+    return InvalidArgumentError(Param("mtbf") + ": " + m.status().message());
+  r.mtbf_s = *m;
+  // section 2.5's worked example (telemetry-goodput-inference.md): 60 s, 10 min.
+  MFU_ASSIGN_OR_RETURN(r.checkpoint_time_s,
+                       PlanDuration(q.checkpoint_time, "checkpoint_time", 60, "blocking checkpoint time", notes));
+  MFU_ASSIGN_OR_RETURN(r.restart_time_s, PlanDuration(q.restart_time, "restart_time", 600, "restart time", notes));
+  MFU_ASSIGN_OR_RETURN(GoodputWhatIf w, GoodputWhatIfStudy(r));
+  for (Note& n : w.notes)
+    notes.push_back(std::move(n));
+  return std::optional<GoodputWhatIf>(std::move(w));
+}
+
 // The search bounds the best configuration sits on (a wider bound may find
 // a faster one), the cluster's price taken for the cost, a predicted figure
 // above the peak.
@@ -162,6 +200,11 @@ StatusOr<PlanStudy> RunPlanStudy(const ResolvedTraining& s, const PlanRequest& q
   MFU_ASSIGN_OR_RETURN(PlanOptions options, ResolvePlanOptions(s, q));
   PlanStudy study;
   MFU_ASSIGN_OR_RETURN(study.budget, ResolveBudget(s, q));
+  std::vector<Note> goodput_notes;
+  MFU_ASSIGN_OR_RETURN(study.goodput, ResolveGoodput(q, goodput_notes));
+  if (study.goodput && std::isfinite(study.goodput->intervals.goodput_daly) &&
+      study.goodput->intervals.goodput_daly > 0)
+    study.budget.goodput = study.goodput->intervals.goodput_daly;
   const PerfModel& model = *s.perf;
   const auto t0 = std::chrono::steady_clock::now();
   MFU_ASSIGN_OR_RETURN(study.plan, PlanTraining(model, options));
@@ -177,6 +220,7 @@ StatusOr<PlanStudy> RunPlanStudy(const ResolvedTraining& s, const PlanRequest& q
   if (study.has_runner_up)
     study.difference = ExplainDifference(study.plan.top[0], study.plan.top[1]);
   study.notes = s.notes;
+  study.notes.insert(study.notes.end(), goodput_notes.begin(), goodput_notes.end());
   AddPlanNotes(s, q, options, study);
   return study;
 }

@@ -89,9 +89,10 @@ class GoodputCommand final : public Command {
   Status RunEvents(const CommandContext& ctx) {
     if (events_.empty())
       return InvalidArgumentError("give event files, or --what-if with --mtbf and --checkpoint-time");
-    const std::pair<const char*, const std::string*> what_if_only[] = {
-        {"--mtbf", &mtbf_}, {"--checkpoint-time", &checkpoint_time_}, {"--restart-time", &restart_time_},
-        {"--interval", &interval_}};
+    const std::pair<const char*, const std::string*> what_if_only[] = {{"--mtbf", &mtbf_},
+                                                                       {"--checkpoint-time", &checkpoint_time_},
+                                                                       {"--restart-time", &restart_time_},
+                                                                       {"--interval", &interval_}};
     for (const auto& [flag, value] : what_if_only) {
       if (!value->empty())
         return InvalidArgumentError(std::string(flag) + " needs --what-if");

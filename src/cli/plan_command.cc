@@ -39,6 +39,12 @@ class PlanCommand final : public Command {
     app.add_option("--price-per-gpu-hour", r.price_per_gpu_hour, "USD per GPU-hour [default: the cluster's, if known]");
     app.add_option("--scaling", r.scaling, "Also a scaling table over these GPU counts (weak and strong scaling)")
         ->delimiter(',');
+    app.add_option("--mtbf", r.mtbf,
+                   "The job's mean time between failures (a node's MTBF / nodes; 24h, 90m): time to train "
+                   "divided by the expected goodput at Daly's checkpoint interval");
+    app.add_option("--checkpoint-time", r.checkpoint_time, "With --mtbf: blocking checkpoint save time [default: 60s]");
+    app.add_option("--restart-time", r.restart_time,
+                   "With --mtbf: failure to training again (detect, reschedule, init, restore) [default: 10m]");
     app.add_flag("--timing", timing_, "Also print how long the search took");
     app.add_flag("--json", json_, "Machine-readable output (docs/plan.md)");
   }

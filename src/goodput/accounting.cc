@@ -28,6 +28,8 @@ namespace {
 
 using Ns = int64_t;
 constexpr double kNsPerS = 1e9;
+constexpr double kMaxTimeS = 4e9;      // 2096-10-02
+constexpr double kMaxDurationS = 1e9;  // 31 years
 constexpr Ns kDuplicateWindowNs = Ns{60} * 1'000'000'000;
 
 // Painting priority, low to high; kProductive and kWasted are the steps.
@@ -193,15 +195,21 @@ void MarkWasted(std::vector<Attempt>& attempts, bool have_checkpoints) {
           s.wasted = true;
       }
     }
+  }
+  // The earlier steps still counted, as a stack: every attempt's steps
+  // increase and every earlier one left is below its first, so the stack
+  // increases and the steps a restart repeats are on top (O(steps) in all).
+  std::vector<StepRec*> kept;
+  for (Attempt& a : attempts) {
     if (a.steps.empty())
       continue;
     const int64_t first = a.steps.front().step;
-    for (size_t j = 0; j < i; ++j) {
-      for (StepRec& s : attempts[j].steps) {
-        if (s.step >= first)
-          s.wasted = true;
-      }
+    while (!kept.empty() && kept.back()->step >= first) {
+      kept.back()->wasted = true;
+      kept.pop_back();
     }
+    for (StepRec& s : a.steps)
+      kept.push_back(&s);
   }
 }
 
@@ -441,15 +449,22 @@ StatusOr<GoodputReport> ComputeGoodput(std::span<const GoodputEvent> events, con
   std::vector<const GoodputEvent*> sorted;
   sorted.reserve(events.size());
   for (const GoodputEvent& e : events) {
-    if (!std::isfinite(e.time_s) || std::fabs(e.time_s) > 1e11)
-      return InvalidArgumentError(fmt::format("{}:{}: event '{}' has no valid time", e.source, e.line,
-                                              GoodputEventKindId(e.kind)));
+    // Nanoseconds in int64 reach the year 2262; these bounds keep every
+    // sum of a time and a duration inside them.
+    if (!std::isfinite(e.time_s) || std::fabs(e.time_s) > kMaxTimeS)
+      return InvalidArgumentError(
+          fmt::format("{}:{}: event '{}' has no valid time", e.source, e.line, GoodputEventKindId(e.kind)));
+    if (std::isfinite(e.duration_s) && (e.duration_s < 0 || e.duration_s > kMaxDurationS))
+      return InvalidArgumentError(fmt::format("{}:{}: event '{}' has a duration outside [0, 1e9] s ({})", e.source,
+                                              e.line, GoodputEventKindId(e.kind), e.duration_s));
     sorted.push_back(&e);
   }
   // Boundaries first at equal times: a start precedes the steps stamped
   // with it, and an end follows them.
   auto rank = [](GoodputEventKind k) {
-    return k == GoodputEventKind::kJobStart ? 0 : (k == GoodputEventKind::kJobEnd || k == GoodputEventKind::kJobFailed ? 2 : 1);
+    return k == GoodputEventKind::kJobStart
+               ? 0
+               : (k == GoodputEventKind::kJobEnd || k == GoodputEventKind::kJobFailed ? 2 : 1);
   };
   std::stable_sort(sorted.begin(), sorted.end(), [&](const GoodputEvent* a, const GoodputEvent* b) {
     if (!Same(a->time_s, b->time_s))

@@ -54,10 +54,10 @@ TEST(GoodputAccountingTest, BlockingCheckpointsNoFailure) {
   StatusOr<GoodputReport> r = ComputeGoodput(ev);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->wall_s, 90.0);
-  EXPECT_EQ(r->productive_s, 70.0);                    // 7 steps x 10 s
-  EXPECT_EQ(Bucket(*r, C::kInitialization), 10.0);     // [0,10]
-  EXPECT_EQ(Bucket(*r, C::kCheckpointSave), 5.0);      // [60,65]
-  EXPECT_EQ(Bucket(*r, C::kOther), 5.0);               // [85,90]
+  EXPECT_EQ(r->productive_s, 70.0);                 // 7 steps x 10 s
+  EXPECT_EQ(Bucket(*r, C::kInitialization), 10.0);  // [0,10]
+  EXPECT_EQ(Bucket(*r, C::kCheckpointSave), 5.0);   // [60,65]
+  EXPECT_EQ(Bucket(*r, C::kOther), 5.0);            // [85,90]
   EXPECT_EQ(Bucket(*r, C::kWastedProgress), 0.0);
   EXPECT_EQ(Sum(*r), r->wall_s);
   EXPECT_EQ(r->attempts, 1);
@@ -147,10 +147,10 @@ TEST(GoodputAccountingTest, RestartFromOlderCheckpoint) {
   ev.push_back(Ev(K::kJobEnd, 130));
   StatusOr<GoodputReport> r = ComputeGoodput(ev);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->productive_s, 80.0);                        // steps 1-3, then 4-8
-  EXPECT_EQ(Bucket(*r, C::kWastedProgress), 40.0);         // steps 4-7 of attempt 1
-  EXPECT_EQ(Bucket(*r, C::kIdleBetweenAttempts), 5.0);     // [75,80]
-  EXPECT_EQ(Bucket(*r, C::kOther), 5.0);                   // [70,75]
+  EXPECT_EQ(r->productive_s, 80.0);                     // steps 1-3, then 4-8
+  EXPECT_EQ(Bucket(*r, C::kWastedProgress), 40.0);      // steps 4-7 of attempt 1
+  EXPECT_EQ(Bucket(*r, C::kIdleBetweenAttempts), 5.0);  // [75,80]
+  EXPECT_EQ(Bucket(*r, C::kOther), 5.0);                // [70,75]
   EXPECT_EQ(Sum(*r), r->wall_s);
   EXPECT_EQ(r->wasted_steps, 4);
   EXPECT_EQ(r->checkpoint_interval.observed_s, 30.0);  // 30 s of steps between the saves
@@ -194,7 +194,7 @@ TEST(GoodputAccountingTest, AsyncCheckpointNotPersistedBeforeFailure) {
 // number going back without a recorded start is an interruption.
 TEST(GoodputAccountingTest, MergedSourcesAndStepRegression) {
   std::vector<GoodputEvent> ev = {Ev(K::kQueued, -50), Ev(K::kJobStart, 0), Ev(K::kJobStart, 2)};
-  Steps(ev, 1, 4, 12, 10);  // [2,12] .. [32,42]
+  Steps(ev, 1, 4, 12, 10);   // [2,12] .. [32,42]
   Steps(ev, 3, 5, 200, 10);  // restart at step 3 (over a minute later): [190,200] .. [210,220]
   ev.push_back(Ev(K::kJobEnd, 220));
   ev.push_back(Ev(K::kJobEnd, 221));

@@ -73,10 +73,10 @@ StatusOr<std::vector<GoodputEvent>> ReadGoodputEvents(std::string_view text, std
     case GoodputSourceFormat::kTrainingLog: {
       StatusOr<std::vector<GoodputEvent>> events = FromTrainingLog(text, origin);
       if (!events.ok() && detected) {
-        return InvalidArgumentError(fmt::format(
-            "{}: not a goodput event source (tried goodput-jsonl, megatron-progress, sacct, slurm-jobcomp, "
-            "training-log: {})",
-            origin, events.status().message()));
+        return InvalidArgumentError(
+            fmt::format("{}: not a goodput event source (tried goodput-jsonl, megatron-progress, sacct, slurm-jobcomp, "
+                        "training-log: {})",
+                        origin, events.status().message()));
       }
       return events;
     }

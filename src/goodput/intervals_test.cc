@@ -45,7 +45,7 @@ TEST(IntervalsTest, AvailabilityOptimal) {
   EXPECT_NEAR(AvailabilityOptimalInterval(1, 1e8, 10) / young, 1.0, 1e-3);
 }
 
-// §2.5 worked example: M = 2.78 h, delta = 60 s, R = 10 min at Young's tau:
+// section 2.5 worked example: M = 2.78 h, delta = 60 s, R = 10 min at Young's tau:
 // exact Daly G = 0.842 (first order 0.831); delta = 10 s, R = 5 min ->
 // tau = 7.5 min, G = 0.925; delta = 300 s, R = 15 min -> tau = 40.8 min,
 // G = 0.665. The last two G are the first-order G = 1 - sqrt(2 delta/M) -

@@ -4,7 +4,7 @@
 // Keys as GoodputRecorder writes them (AI-Hypercomputer/ml-goodput-measurement
 // ml_goodput_measurement/src/goodput.py, the module constants _JOB_NAME ..
 // _CUSTOM_BADPUT_EVENT_END_TIME; v0.2.3 @57092cf per
-// ../shared/reference/telemetry-goodput-inference.md §2.1): job_name,
+// ../shared/reference/telemetry-goodput-inference.md section 2.1): job_name,
 // step_count + step_start_time, job_start_time, job_end_time,
 // tpu_init_start_time/_end_time, training_prep_start_time/_end_time,
 // data_loading_start_time/_end_time, custom_badput_event_type +

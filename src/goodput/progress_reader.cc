@@ -8,7 +8,7 @@
 // X TFLOP/s/GPU\t..." (training.py L3722-3753; Bridge prints
 // MODEL_TFLOP/s/GPU), "Saved async checkpoint\tIteration: N", "Saved async
 // local checkpoint\tIteration: N", "Deleted checkpoint\tIteration: N"
-// (checkpointing.py L1042-1110, L1439-1442). ../shared/reference/training-logs.md §2.3, §3.3.
+// (checkpointing.py L1042-1110, L1439-1442). ../shared/reference/training-logs.md section 2.3, section 3.3.
 
 #include <fmt/format.h>
 

@@ -62,8 +62,7 @@ TEST(ProgressReaderTest, EventsFromTheFormatString) {
 
 TEST(ProgressReaderTest, MalformedRecordsNameLineAndField) {
   auto error = [](const char* text) {
-    StatusOr<std::vector<GoodputEvent>> ev =
-        ReadGoodputEvents(text, "p.txt", GoodputSourceFormat::kMegatronProgress);
+    StatusOr<std::vector<GoodputEvent>> ev = ReadGoodputEvents(text, "p.txt", GoodputSourceFormat::kMegatronProgress);
     return ev.ok() ? std::string() : ev.status().message();
   };
   EXPECT_EQ(error("2024-01-22 10:00:00\tJob ID: 1\t# GPUs: 8\tStarting job\n2024-13-22 10:00:00\tJob ID: 1\t# "
@@ -151,8 +150,10 @@ TEST(GoodputJsonlTest, MalformedRecordsNameLineAndField) {
   EXPECT_EQ(error("{\"job_name\": \"j\", \"job_start_time\": 0}\n{\"job_name\": \"j\", \"step_count\": 1, "
                   "\"step_start_time\": \"soon\"}\n"),
             "g.jsonl:2: step_start_time: not a number");
-  EXPECT_EQ(error("{\"job_name\": \"j\", \"step_start_time\": 3}\n"), "g.jsonl:1: step_count: missing on a step record");
-  EXPECT_EQ(error("{\"job_name\": \"j\", \"job_start_time\": 0}\n{\"job_name\": \n"), "g.jsonl:2: record: not valid JSON");
+  EXPECT_EQ(error("{\"job_name\": \"j\", \"step_start_time\": 3}\n"),
+            "g.jsonl:1: step_count: missing on a step record");
+  EXPECT_EQ(error("{\"job_name\": \"j\", \"job_start_time\": 0}\n{\"job_name\": \n"),
+            "g.jsonl:2: record: not valid JSON");
   EXPECT_EQ(error("[1, 2]\n"), "g.jsonl:1: record: not a JSON object");
   EXPECT_EQ(error("{\"job_name\": 7, \"job_start_time\": 0}\n"), "g.jsonl:1: job_name: not a string");
   EXPECT_EQ(error("{\"job_name\": \"j\", \"step_count\": -4, \"step_end_time\": 3}\n"),

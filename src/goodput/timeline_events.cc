@@ -1,7 +1,9 @@
 // GoodputEventsFromTimeline (goodput.h): a training log's timeline (one
 // reader per framework, training_log.h) as goodput events.
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,9 @@ namespace mfu {
 namespace {
 
 using K = GoodputEventKind;
+
+// Steps looked at on each side of an untimed event for its time.
+constexpr size_t kNeighbourSteps = 64;
 
 // Seconds one LogStep stands for (its interval of steps), NaN if unknown.
 double Covered(const LogStep& s) {
@@ -87,23 +92,27 @@ std::vector<GoodputEvent> GoodputEventsFromTimeline(const LogTimeline& timeline)
   };
   // The time of a non-step record: its own, else the end of the last step
   // printed before it in the same attempt, else the start of the next.
+  // Steps are in log order, so a binary search by line finds the
+  // neighbours; a few untimed steps are skipped.
   auto time_at = [&](const LogEvent& ev) {
     if (std::isfinite(ev.time_s))
       return ev.time_s;
-    double before = kLogNaN, after = kLogNaN;
-    for (size_t i = 0; i < timeline.steps.size(); ++i) {
-      const LogStep& s = timeline.steps[i];
-      if (!std::isfinite(times[i]) || s.attempt != ev.attempt)
-        continue;
-      if (s.line <= ev.line) {
-        before = times[i];
-      } else {
-        const double d = Covered(s);
-        after = times[i] - (std::isfinite(d) ? d : 0);
-        break;
+    const std::vector<LogStep>& steps = timeline.steps;
+    const auto next = std::upper_bound(steps.begin(), steps.end(), ev.line,
+                                       [](int64_t line, const LogStep& s) { return line < s.line; });
+    size_t i = static_cast<size_t>(next - steps.begin());
+    for (size_t k = i, tries = 0; k-- > 0 && tries < kNeighbourSteps && steps[k].attempt == ev.attempt; ++tries) {
+      if (std::isfinite(times[k]))
+        return times[k];
+    }
+    for (size_t tries = 0; i < steps.size() && tries < kNeighbourSteps && steps[i].attempt == ev.attempt;
+         ++i, ++tries) {
+      if (std::isfinite(times[i])) {
+        const double d = Covered(steps[i]);
+        return times[i] - (std::isfinite(d) ? d : 0);
       }
     }
-    return std::isfinite(before) ? before : after;
+    return kLogNaN;
   };
   std::vector<bool> started(static_cast<size_t>(std::max(timeline.attempts, 1)) + 1, false);
   for (const LogEvent& ev : timeline.events) {

@@ -66,7 +66,9 @@ TrainingTime TimeToTrain(const Prediction& p, int64_t gpus, const TrainingBudget
   TrainingTime t;
   if (!(budget.tokens > 0) || !(p.tokens_per_s > 0))
     return t;
-  t.hours = budget.tokens / p.tokens_per_s / 3600;
+  t.failure_free_hours = budget.tokens / p.tokens_per_s / 3600;
+  const bool failures = budget.goodput > 0 && budget.goodput < 1;
+  t.hours = failures ? t.failure_free_hours / budget.goodput : t.failure_free_hours;
   t.days = t.hours / 24;
   t.gpu_hours = t.hours * static_cast<double>(gpus);
   t.cost_usd = budget.price_per_gpu_hour > 0 ? t.gpu_hours * budget.price_per_gpu_hour : 0;

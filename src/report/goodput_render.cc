@@ -76,8 +76,8 @@ std::string RenderGoodputText(const GoodputReport& r, const std::vector<std::str
   out << report::LabelLine("events", files, width);
   out << report::LabelLine("wall", fmt::format("{} ({:.0f} s)", HumanDuration(r.wall_s), r.wall_s), width);
   out << report::LabelLine(
-      "goodput",
-      fmt::format("{} productive ({}), ETTR {}", HumanDuration(r.productive_s), Pct(r.ettr), Frac(r.ettr)), width);
+      "goodput", fmt::format("{} productive ({}), ETTR {}", HumanDuration(r.productive_s), Pct(r.ettr), Frac(r.ettr)),
+      width);
   out << "\n";
   Table t({"where the time went", "time", "seconds", "share"});
   auto row = [&](const std::string& name, double s) {
@@ -91,19 +91,21 @@ std::string RenderGoodputText(const GoodputReport& r, const std::vector<std::str
   t.Print(out, width);
   out << "\n";
   out << report::LabelLine("attempts",
-                           fmt::format("{}, {} interrupted; {} steps preserved, {} redone after failures",
-                                       r.attempts, r.interruptions, r.steps, r.wasted_steps),
+                           fmt::format("{}, {} interrupted; {} steps preserved, {} redone after failures", r.attempts,
+                                       r.interruptions, r.steps, r.wasted_steps),
                            width);
-  out << report::LabelLine("MTBF", fmt::format("{} observed (running time / failures), mean recovery {}",
-                                               HumanDuration(r.mtbf_s), HumanDuration(r.recovery_s)),
+  out << report::LabelLine("MTBF",
+                           fmt::format("{} observed (running time / failures), mean recovery {}",
+                                       HumanDuration(r.mtbf_s), HumanDuration(r.recovery_s)),
                            width);
-  out << report::LabelLine("checkpoints", fmt::format("{} saves, mean blocking time {}", r.checkpoints,
-                                                      HumanDuration(r.checkpoint_time_s)),
-                           width);
+  out << report::LabelLine(
+      "checkpoints", fmt::format("{} saves, mean blocking time {}", r.checkpoints, HumanDuration(r.checkpoint_time_s)),
+      width);
   if (std::isfinite(r.effective_mfu)) {
-    out << report::LabelLine("effective MFU", fmt::format("{} = steady-state MFU {} x ETTR {}",
-                                                          Pct(r.effective_mfu), Pct(r.steady_state_mfu), Frac(r.ettr)),
-                             width);
+    out << report::LabelLine(
+        "effective MFU",
+        fmt::format("{} = steady-state MFU {} x ETTR {}", Pct(r.effective_mfu), Pct(r.steady_state_mfu), Frac(r.ettr)),
+        width);
   }
   out << "\n";
   PrintIntervals(out, r.checkpoint_interval, "observed (median)", width);
@@ -145,12 +147,12 @@ std::string RenderGoodputWhatIfText(const GoodputWhatIf& w, const TextOptions& o
   std::ostringstream out;
   const int width = options.width;
   const GoodputWhatIfRequest& q = w.request;
-  out << report::LabelLine("what-if",
-                           fmt::format("MTBF {}, blocking checkpoint {}, restart {} (Daly's exponential-failure "
-                                       "model)",
-                                       HumanDuration(q.mtbf_s), HumanDuration(q.checkpoint_time_s),
-                                       HumanDuration(q.restart_time_s)),
-                           width);
+  out << report::LabelLine(
+      "what-if",
+      fmt::format("MTBF {}, blocking checkpoint {}, restart {} (Daly's exponential-failure "
+                  "model)",
+                  HumanDuration(q.mtbf_s), HumanDuration(q.checkpoint_time_s), HumanDuration(q.restart_time_s)),
+      width);
   out << "\n";
   PrintIntervals(out, w.intervals, "--interval", width);
   if (!w.notes.empty()) {

@@ -1,6 +1,7 @@
 // JSON of `mfu predict` and `mfu plan` (report_plan.h; layout: docs/cli.md
 // "JSON layout (schema 2)", fields: docs/plan.md).
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "mfu/report_plan.h"
@@ -125,6 +126,8 @@ json TopJson(const PlanStudy& study) {
     if (i < study.time_to_train.size()) {
       const TrainingTime& t = study.time_to_train[i];
       pj["time_to_train_days"] = t.days;
+      if (study.goodput)
+        pj["failure_free_days"] = t.failure_free_hours / 24;
       pj["gpu_hours"] = t.gpu_hours;
       if (study.budget.price_per_gpu_hour > 0)
         pj["cost_usd"] = t.cost_usd;
@@ -156,6 +159,20 @@ std::string RenderPlanJson(const ResolvedTraining& s, const PlanStudy& study) {
   j["notes"] = NotesJson(study.notes);
   j["search"] = SearchJson(study);
   j["top"] = TopJson(study);
+  if (study.goodput) {
+    const GoodputWhatIf& g = *study.goodput;
+    auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+    j["goodput"] = {{"mtbf_s", g.request.mtbf_s},
+                    {"checkpoint_time_s", g.request.checkpoint_time_s},
+                    {"restart_time_s", g.request.restart_time_s},
+                    {"young_s", num(g.intervals.young_s)},
+                    {"daly_s", num(g.intervals.daly_s)},
+                    {"availability_optimal_s", num(g.intervals.availability_optimal_s)},
+                    {"goodput_young", num(g.intervals.goodput_young)},
+                    {"goodput_daly", num(g.intervals.goodput_daly)},
+                    {"goodput_availability_optimal", num(g.intervals.goodput_availability_optimal)},
+                    {"expected_goodput", study.budget.goodput}};
+  }
   if (study.has_runner_up)
     j["best_vs_runner_up"] = DifferenceJson(study.difference);
   if (plan.top.empty()) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/strings.h"
+#include "mfu/report_goodput.h"
 #include "mfu/report_plan.h"
 #include "report/json_common.h"
 #include "report/table.h"
@@ -165,7 +166,26 @@ void PrintTimeToTrain(std::ostream& out, const PlanStudy& study) {
   if (study.budget.price_per_gpu_hour > 0) {
     out << fmt::format(", ${} at ${:.2f}/GPU-hour", base::FormatThousands(t.cost_usd), study.budget.price_per_gpu_hour);
   }
-  out << " (no failures or restarts counted)\n";
+  if (study.goodput) {
+    out << fmt::format(" ({:.1f} days without failures / expected goodput {:.3f})\n", t.failure_free_hours / 24,
+                       study.budget.goodput);
+  } else {
+    out << " (no failures or restarts counted)\n";
+  }
+}
+
+void PrintGoodput(std::ostream& out, const PlanStudy& study, int width) {
+  if (!study.goodput)
+    return;
+  const GoodputWhatIf& g = *study.goodput;
+  out << "\n"
+      << LabelLine("failures:",
+                   fmt::format("MTBF {}, checkpoint {}, restart {}: checkpoint every {} of compute (Daly 2006), "
+                               "expected goodput {:.3f} (Young's {}: {:.3f})",
+                               HumanDuration(g.request.mtbf_s), HumanDuration(g.request.checkpoint_time_s),
+                               HumanDuration(g.request.restart_time_s), HumanDuration(g.intervals.daly_s),
+                               g.intervals.goodput_daly, HumanDuration(g.intervals.young_s), g.intervals.goodput_young),
+                   width);
 }
 
 void PrintScaling(std::ostream& out, const ResolvedTraining& s, const PlanStudy& study, int width) {
@@ -232,6 +252,7 @@ std::string RenderPlanText(const ResolvedTraining& s, const PlanStudy& study, bo
     return out.str();
   }
   PrintTop(out, study, text_options.width);
+  PrintGoodput(out, study, text_options.width);
   PrintTimeToTrain(out, study);
   PrintScaling(out, s, study, text_options.width);
   return out.str();

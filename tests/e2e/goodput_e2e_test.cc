@@ -1,7 +1,7 @@
 // `mfu goodput` end to end: the hand-written progress.txt and
 // ml-goodput-measurement records of tests/data/goodput (figures worked
 // out in the comments from the event times), the two merged, --what-if
-// against §2.5's worked example, and every bad flag or file (one-line
+// against section 2.5's worked example, and every bad flag or file (one-line
 // error, documented exit code).
 
 #include <gtest/gtest.h>
@@ -101,7 +101,7 @@ TEST(GoodputE2e, MergedFiles) {
   EXPECT_EQ(Sum(j), j["wall_s"].get<double>());
 }
 
-// §2.5 (telemetry-goodput-inference.md): M = 2.78 h, delta = 60 s,
+// section 2.5 (telemetry-goodput-inference.md): M = 2.78 h, delta = 60 s,
 // R = 10 min -> Young tau = 18.3 min, exact Daly G = 0.842.
 TEST(GoodputE2e, WhatIf) {
   Result r = RunMfu({"goodput", "--what-if", "--mtbf", "2.78h", "--checkpoint-time", "60s", "--restart-time", "10m",
@@ -139,6 +139,44 @@ TEST(GoodputE2e, BadFlagsAndFiles) {
   Result json_error = RunMfu({"goodput", "--what-if", "--mtbf", "x", "--checkpoint-time", "1m", "--json"});
   EXPECT_EQ(json_error.exit_code, 2);
   EXPECT_EQ(json::parse(json_error.out)["error"]["kind"], "usage");
+}
+
+// mfu plan --mtbf: the time to train divided by Daly's expected goodput at
+// Daly's interval, here by hand: M = 10,008 s (2.78 h), delta = 60 s,
+// R = 600 s.
+TEST(GoodputE2e, PlanMtbfFoldsGoodputIntoTimeToTrain) {
+  const std::vector<std::string> plan = {"plan",   "--model",  "llama-3.1-8b", "--gpu", "h100",
+                                         "--gpus", "64",       "--seq-len",    "8192",  "--global-batch",
+                                         "256",    "--tokens", "1T",           "--json"};
+  Result base = RunMfu(plan);
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  std::vector<std::string> with = plan;
+  for (const char* a : {"--mtbf", "2.78h", "--checkpoint-time", "60s", "--restart-time", "10m"})
+    with.push_back(a);
+  Result failures = RunMfu(with);
+  ASSERT_EQ(failures.exit_code, 0) << failures.err;
+  const double m = 10008, delta = 60, r = 600, x = delta / (2 * m);
+  const double tau = std::sqrt(2 * delta * m) * (1 + std::sqrt(x) / 3 + x / 9) - delta;
+  const double g = tau / (m * std::exp(r / m) * (std::exp((tau + delta) / m) - 1));
+  const json b = json::parse(base.out), f = json::parse(failures.out);
+  const double days = b["top"][0]["time_to_train_days"].get<double>();
+  EXPECT_NEAR(f["goodput"]["expected_goodput"].get<double>(), g, 1e-12);
+  EXPECT_NEAR(f["goodput"]["daly_s"].get<double>(), tau, 1e-9);
+  EXPECT_NEAR(f["top"][0]["failure_free_days"].get<double>(), days, 1e-12 * days);
+  EXPECT_NEAR(f["top"][0]["time_to_train_days"].get<double>(), days / g, 1e-9 * days);
+  EXPECT_FALSE(b.contains("goodput"));
+  std::vector<std::string> text = with;
+  std::erase(text, std::string("--json"));
+  Result t = RunMfu(text);
+  EXPECT_NE(t.out.find("expected goodput 0.842"), std::string::npos) << t.out;
+  std::vector<std::string> bad = plan;
+  bad.push_back("--checkpoint-time");
+  bad.push_back("1m");
+  ExpectOneLineError(RunMfu(bad), 2, "--checkpoint-time needs --mtbf");
+  bad = plan;
+  bad.push_back("--mtbf");
+  bad.push_back("soon");
+  ExpectOneLineError(RunMfu(bad), 2, "--mtbf: 'soon' is not a duration");
 }
 
 // The goodput examples of docs/cli.md's exit-code table, run.
