@@ -27,10 +27,8 @@ std::string_view Trim(std::string_view s);
 // At most 40 characters of `s`, for error messages.
 std::string Clip(std::string_view s);
 std::optional<int64_t> ParseInteger(std::string_view s);
-// "%Y-%m-%d %H:%M:%S" or ISO "YYYY-MM-DDTHH:MM:SS" (fraction and a trailing
-// Z allowed), read as UTC: seconds since the epoch.
+// "%Y-%m-%d %H:%M:%S", ISO "YYYY-MM-DDTHH:MM:SS" and the other forms of
+// log_internal::ParseLogTimestamp, read as UTC: seconds since the epoch.
 std::optional<double> ParseTimestamp(std::string_view s);
-// The inverse for whole seconds: "YYYY-MM-DD HH:MM:SS" (UTC).
-std::string FormatTimestamp(int64_t epoch_s);
 
 }  // namespace mfu::goodput_internal
