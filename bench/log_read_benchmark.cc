@@ -84,11 +84,10 @@ void BM_ReadTrainingLogFile(benchmark::State& state) {
   }
   const auto iterations = static_cast<int64_t>(state.iterations());
   state.SetBytesProcessed(Summary().bytes * iterations);
-  state.counters["MB_per_s"] = benchmark::Counter(static_cast<double>(Summary().bytes) * 1e-6 *
-                                                      static_cast<double>(iterations),
-                                                  benchmark::Counter::kIsRate);
-  state.counters["lines_per_s"] = benchmark::Counter(static_cast<double>(Summary().lines * iterations),
-                                                     benchmark::Counter::kIsRate);
+  state.counters["MB_per_s"] = benchmark::Counter(
+      static_cast<double>(Summary().bytes) * 1e-6 * static_cast<double>(iterations), benchmark::Counter::kIsRate);
+  state.counters["lines_per_s"] =
+      benchmark::Counter(static_cast<double>(Summary().lines * iterations), benchmark::Counter::kIsRate);
   state.counters["input_mib"] = static_cast<double>(Summary().bytes) / (1 << 20);
   state.counters["steps"] = static_cast<double>(steps);
   state.counters["rss_growth_mib"] = PeakRssMib() - rss_before;

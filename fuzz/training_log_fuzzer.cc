@@ -41,9 +41,8 @@ void Compare(const mfu::LogTimeline& a, const mfu::LogTimeline& b, mfu::LogForma
     const mfu::LogStep& x = a.steps[i];
     const mfu::LogStep& y = b.steps[i];
     if (x.step != y.step || x.line != y.line || x.attempt != y.attempt || x.steps_covered != y.steps_covered ||
-        !SameDouble(x.time_s, y.time_s) || !SameDouble(x.step_time_s, y.step_time_s) ||
-        !SameDouble(x.loss, y.loss) || !SameDouble(x.logged_tflops_per_gpu, y.logged_tflops_per_gpu) ||
-        !SameDouble(x.samples_per_s, y.samples_per_s))
+        !SameDouble(x.time_s, y.time_s) || !SameDouble(x.step_time_s, y.step_time_s) || !SameDouble(x.loss, y.loss) ||
+        !SameDouble(x.logged_tflops_per_gpu, y.logged_tflops_per_gpu) || !SameDouble(x.samples_per_s, y.samples_per_s))
       Mismatch("a step", forced);
     if (x.steps_covered < 1)
       Mismatch("steps_covered < 1", forced);

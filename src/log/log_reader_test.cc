@@ -150,16 +150,21 @@ TEST(FileSystemChunks, RealAndInMemoryGiveTheFileInOrder) {
   for (uint64_t chunk : {uint64_t{1}, uint64_t{4096}, uint64_t{1} << 22}) {
     std::string joined_real;
     std::string joined_memory;
-    ASSERT_TRUE(real.ReadFileInChunks(path, chunk, [&](std::string_view piece) {
-                      EXPECT_LE(piece.size(), chunk);
-                      joined_real.append(piece);
-                      return Status::Ok();
-                    }).ok());
-    ASSERT_TRUE(memory.ReadFileInChunks("a.log", chunk, [&](std::string_view piece) {
-                        EXPECT_LE(piece.size(), chunk);
-                        joined_memory.append(piece);
-                        return Status::Ok();
-                      }).ok());
+    ASSERT_TRUE(real.ReadFileInChunks(path, chunk,
+                                      [&](std::string_view piece) {
+                                        EXPECT_LE(piece.size(), chunk);
+                                        joined_real.append(piece);
+                                        return Status::Ok();
+                                      })
+                    .ok());
+    ASSERT_TRUE(memory
+                    .ReadFileInChunks("a.log", chunk,
+                                      [&](std::string_view piece) {
+                                        EXPECT_LE(piece.size(), chunk);
+                                        joined_memory.append(piece);
+                                        return Status::Ok();
+                                      })
+                    .ok());
     EXPECT_EQ(joined_real, whole);
     EXPECT_EQ(joined_memory, whole);
   }

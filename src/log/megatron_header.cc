@@ -48,15 +48,19 @@ int64_t IterationAfter(std::string_view text, std::string_view marker) {
   return ConsumeInt(rest, n) ? n : -1;
 }
 
-void AddEvent(TimelineBuilder& out, LogEventKind kind, const CleanLine& line, std::string_view text, int64_t step,
-              double time_s) {
+LogEvent MakeEvent(LogEventKind kind, const CleanLine& line, std::string_view text, int64_t step, double time_s) {
   LogEvent event;
   event.kind = kind;
   event.line = line.line;
   event.step = step;
   event.time_s = time_s;
   event.detail = EventDetail(text);
-  out.AddEvent(std::move(event));
+  return event;
+}
+
+void AddEvent(TimelineBuilder& out, LogEventKind kind, const CleanLine& line, std::string_view text, int64_t step,
+              double time_s) {
+  out.AddEvent(MakeEvent(kind, line, text, step, time_s));
 }
 
 }  // namespace
@@ -122,6 +126,37 @@ bool MegatronLmParser::ConsumeArgument(std::string_view text, TimelineBuilder& o
   return true;
 }
 
+void MegatronLmParser::FlushPendingEvent(TimelineBuilder& out) {
+  if (pending_event_) {
+    out.AddEvent(std::move(*pending_event_));
+    pending_event_.reset();
+  }
+}
+
+// megatron/core/timers.py L338-355: "(min, max) time across ranks (ms):" or
+// "max time across ranks (ms):", then "    {name:.<48}: ({min:.2f}, {max:.2f})"
+// or ": {max:.2f}". The slowest rank's time is the save's duration.
+bool MegatronLmParser::ConsumeTimer(std::string_view text, TimelineBuilder& out) {
+  const bool save = StartsWith(text, "save-checkpoint ");
+  if (!save && !StartsWith(text, "load-checkpoint "))
+    return false;
+  size_t colon = text.rfind(": ");
+  if (colon == std::string_view::npos)
+    return false;
+  std::string_view value = TrimLog(text.substr(colon + 2));
+  if (!value.empty() && value.front() == '(' && value.back() == ')') {
+    size_t comma = value.find(',');
+    value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1, value.size() - comma - 2);
+  }
+  std::optional<double> ms = ParseLogNumber(value);
+  const LogEventKind kind = save ? LogEventKind::kCheckpointSave : LogEventKind::kCheckpointLoad;
+  if (ms && *ms >= 0 && pending_event_ && pending_event_->kind == kind) {
+    pending_event_->duration_s = *ms / 1000.0;
+    FlushPendingEvent(out);
+  }
+  return true;
+}
+
 bool MegatronLmParser::ConsumeHeaderOrEvent(std::string_view text, double time_s, const CleanLine& line,
                                             TimelineBuilder& out) {
   LogHeader& h = out.header();
@@ -164,17 +199,23 @@ bool MegatronLmParser::ConsumeHeaderOrEvent(std::string_view text, double time_s
       }
       return false;
     case 's':
+      if (ConsumeTimer(text, out))
+        return true;
       if (StartsWith(text, "setting number of micro-batches to constant")) {
         SetInt(h.grad_accum, text.substr(text.rfind(' ') + 1));
         out.CountHeader();
         return true;
       }
       if (StartsWith(text, "successfully saved checkpoint")) {
-        AddEvent(out, LogEventKind::kCheckpointSave, line, text, IterationAfter(text, "iteration"), time_s);
+        FlushPendingEvent(out);
+        pending_event_ =
+            MakeEvent(LogEventKind::kCheckpointSave, line, text, IterationAfter(text, "iteration"), time_s);
         return true;
       }
       if (StartsWith(text, "successfully loaded checkpoint")) {
-        AddEvent(out, LogEventKind::kCheckpointLoad, line, text, IterationAfter(text, "at iteration"), time_s);
+        FlushPendingEvent(out);
+        pending_event_ =
+            MakeEvent(LogEventKind::kCheckpointLoad, line, text, IterationAfter(text, "at iteration"), time_s);
         return true;
       }
       if (StartsWith(text, "saving checkpoint at iteration"))
@@ -188,6 +229,8 @@ bool MegatronLmParser::ConsumeHeaderOrEvent(std::string_view text, double time_s
       }
       return false;
     case 'l':
+      if (ConsumeTimer(text, out))
+        return true;
       if (StartsWith(text, "loading checkpoint from"))
         return true;
       return false;

@@ -147,6 +147,9 @@ void MegatronLmParser::AddIteration(LogStep step, const CleanLine& line, Timelin
 bool MegatronLmParser::Consume(const CleanLine& line, TimelineBuilder& out) {
   std::string_view text = line.text;
   const char c = text[0];
+  // A pending checkpoint event waits only for its timer block.
+  if (pending_event_ && c != 's' && c != 'l' && FindLog(text, "time across ranks (ms):") == std::string_view::npos)
+    FlushPendingEvent(out);
   if (c == '[' || c == 'i' || c == '(') {
     LogStep step;
     int64_t train_iters = 0;

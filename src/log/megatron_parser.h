@@ -5,6 +5,7 @@
 // iteration line and header plus its own "Step Time" line (§3).
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "log/log_parser.h"
@@ -26,6 +27,7 @@ class MegatronLmParser : public FormatParser {
   LogFormat format() const override { return LogFormat::kMegatronLm; }
   int Signature(std::string_view text) const override;
   bool Consume(const CleanLine& line, TimelineBuilder& out) override;
+  void Finish(TimelineBuilder& out) override { FlushPendingEvent(out); }
 
  protected:
   // Adds an iteration step, with steps_covered from the previous kept step
@@ -35,8 +37,16 @@ class MegatronLmParser : public FormatParser {
   // The argument dump, header lines and events; false when none matched.
   bool ConsumeHeaderOrEvent(std::string_view text, double time_s, const CleanLine& line, TimelineBuilder& out);
 
+  // A checkpoint save/load waits for the "save-checkpoint" /
+  // "load-checkpoint" timer line Megatron prints right after it
+  // (training.py save_checkpoint_and_time: timers.log(['save-checkpoint'])),
+  // which gives its duration.
+  void FlushPendingEvent(TimelineBuilder& out);
+
  private:
   bool ConsumeArgument(std::string_view text, TimelineBuilder& out);
+  bool ConsumeTimer(std::string_view text, TimelineBuilder& out);
+  std::optional<LogEvent> pending_event_;
   bool in_arguments_ = false;
   bool saw_fp8_ = false;
 };

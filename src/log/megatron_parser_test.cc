@@ -185,6 +185,10 @@ TEST(MegatronLm, CheckpointEvaluationAndExitEvents) {
       " validation loss at iteration 110 | lm loss value: 5.1E+00 | lm loss PPL: 1.6E+02 |\n"
       "saving checkpoint at iteration     110 to /ckpt in torch_dist format\n"
       "  successfully saved checkpoint from iteration     110 to /ckpt [ t 1/8, p 1/1 ]\n"
+      // training.py save_checkpoint_and_time: timers.log(['save-checkpoint']);
+      // megatron/core/timers.py L338-355's "(min, max)" block.
+      "(min, max) time across ranks (ms):\n"
+      "    save-checkpoint ................................: (12345.67, 12500.25)\n"
       "exiting program at iteration 110\n");
   ASSERT_EQ(t.events.size(), 4u);
   EXPECT_EQ(t.events[0].kind, LogEventKind::kCheckpointLoad);
@@ -194,6 +198,8 @@ TEST(MegatronLm, CheckpointEvaluationAndExitEvents) {
   EXPECT_EQ(t.events[2].kind, LogEventKind::kCheckpointSave);
   EXPECT_EQ(t.events[2].step, 110);
   EXPECT_EQ(t.events[2].line, 5);
+  EXPECT_DOUBLE_EQ(t.events[2].duration_s, 12.50025);  // the slowest rank
+  EXPECT_TRUE(std::isnan(t.events[0].duration_s));     // no load timer printed
   EXPECT_EQ(t.events[3].kind, LogEventKind::kJobEnd);
 }
 

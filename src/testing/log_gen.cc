@@ -40,8 +40,8 @@ void Timestamp(std::string& out, int64_t epoch_s, int micros) {
   const int64_t d = doy - (153 * mp + 2) / 5 + 1;
   const int64_t m = mp < 10 ? mp + 3 : mp - 9;
   const int64_t y = yoe + era * 400 + (m <= 2 ? 1 : 0);
-  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02} {:02}:{:02}:{:02}", y, m, d, secs / 3600,
-                 (secs / 60) % 60, secs % 60);
+  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02} {:02}:{:02}:{:02}", y, m, d, secs / 3600, (secs / 60) % 60,
+                 secs % 60);
   if (micros >= 0)
     fmt::format_to(std::back_inserter(out), ".{:06}", micros);
 }
@@ -56,8 +56,7 @@ void IterationLine(std::string& out, int node, int64_t step, int64_t train_iters
                  " lm loss: {:.6E} | loss scale: 1.0 | grad norm: {:.3f} | number of skipped iterations:   0 |"
                  " number of nan iterations:   0 |\n",
                  step, train_iters, step * 1024, 3e-4 * static_cast<double>(rng.Below(1000)) / 1000.0,
-                 2.0 + static_cast<double>(rng.Below(100000)) / 10000.0,
-                 static_cast<double>(rng.Below(5000)) / 1000.0);
+                 2.0 + static_cast<double>(rng.Below(100000)) / 10000.0, static_cast<double>(rng.Below(5000)) / 1000.0);
 }
 
 void NoiseLine(std::string& out, int nodes, int ranks_per_node, int64_t epoch_s, Rng& rng) {
@@ -84,9 +83,8 @@ void NoiseLine(std::string& out, int nodes, int ranks_per_node, int64_t epoch_s,
       fmt::format_to(std::back_inserter(out),
                      ",{:03}] [INFO] [logging.py:96:log_dist] [Rank {}] (after {} iterations) memory (MB) | "
                      "allocated: {:.1f} | max allocated: {:.1f} | reserved: {} | max reserved: {}\n",
-                     rng.Below(1000), node * ranks_per_node + rank, rng.Below(100000),
-                     20000.0 + rng.Below(10000), 40000.0 + rng.Below(10000), 60000 + rng.Below(100),
-                     60000 + rng.Below(100));
+                     rng.Below(1000), node * ranks_per_node + rank, rng.Below(100000), 20000.0 + rng.Below(10000),
+                     40000.0 + rng.Below(10000), 60000 + rng.Below(100), 60000 + rng.Below(100));
       break;
     case 5:
       fmt::format_to(std::back_inserter(out),
@@ -100,8 +98,8 @@ void NoiseLine(std::string& out, int nodes, int ranks_per_node, int64_t epoch_s,
       for (uint32_t k = 0; k < 2; ++k) {
         const uint32_t n = done + k;
         fmt::format_to(std::back_inserter(out), "{}{}: {:3d}%|{:<10}| {}/1000 [00:{:02}<01:{:02}, {:.2f}it/s]",
-                       k == 0 ? "" : "\r", node, n / 10, std::string(n / 100, '#'), n, rng.Below(60),
-                       rng.Below(60), 1.0 + rng.Below(100) / 10.0);
+                       k == 0 ? "" : "\r", node, n / 10, std::string(n / 100, '#'), n, rng.Below(60), rng.Below(60),
+                       1.0 + rng.Below(100) / 10.0);
       }
       out.push_back('\n');
       break;

@@ -17,10 +17,10 @@
 namespace mfu::testing {
 
 struct LogGenOptions {
-  int64_t lines = 10'000'000;     // physical lines in all
-  int64_t lines_per_step = 25;    // one iteration line per this many lines
-  int32_t nodes = 4;              // srun task ids 0..nodes-1 (the last prints steps)
-  int32_t ranks_per_node = 8;     // the [N] of NCCL lines
+  int64_t lines = 10'000'000;   // physical lines in all
+  int64_t lines_per_step = 25;  // one iteration line per this many lines
+  int32_t nodes = 4;            // srun task ids 0..nodes-1 (the last prints steps)
+  int32_t ranks_per_node = 8;   // the [N] of NCCL lines
   uint64_t seed = 1;
 };
 
