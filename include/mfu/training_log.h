@@ -115,10 +115,10 @@ struct LogStep {
   double grad_norm = kLogNaN;
   double learning_rate = kLogNaN;
   double loss_scale = kLogNaN;
-  int64_t global_batch = 0;        // sequences, where the line prints it
-  int64_t consumed_samples = -1;   // cumulative sequences, -1 when not printed
+  int64_t global_batch = 0;          // sequences, where the line prints it
+  int64_t consumed_samples = -1;     // cumulative sequences, -1 when not printed
   double consumed_tokens = kLogNaN;  // cumulative tokens of the job (HF num_input_tokens_seen, picotron Tokens)
-  int32_t skipped_iterations = 0;  // fp16 overflow steps within the interval
+  int32_t skipped_iterations = 0;    // fp16 overflow steps within the interval
   int32_t nan_iterations = 0;
   double logged_tflops_per_gpu = kLogNaN;  // the framework's own TFLOP/s per device
   double logged_mfu = kLogNaN;             // the framework's own MFU, fraction (39.73% -> 0.3973)

@@ -48,6 +48,22 @@ std::optional<double> NumberAfter(std::string_view text, std::string_view key) {
   return ParseLogNumber(Token(*rest));
 }
 
+std::optional<double> PercentAfter(std::string_view text, std::string_view key) {
+  std::optional<std::string_view> rest = After(text, key);
+  if (!rest) {
+    return std::nullopt;
+  }
+  std::string_view tok = Token(*rest);
+  if (tok.empty() || tok.back() != '%') {
+    return std::nullopt;
+  }
+  std::optional<double> percent = ParseLogNumber(tok.substr(0, tok.size() - 1));
+  if (!percent) {
+    return std::nullopt;
+  }
+  return *percent / 100.0;
+}
+
 std::optional<int64_t> AsInt(std::optional<double> value) {
   if (!value || !std::isfinite(*value) || *value < 0 || *value > 9007199254740992.0 || !IsWhole(*value)) {
     return std::nullopt;

@@ -24,6 +24,9 @@ std::optional<std::string_view> After(std::string_view text, std::string_view ke
 std::string_view Token(std::string_view text);
 // ParseLogNumber of the token after `key`.
 std::optional<double> NumberAfter(std::string_view text, std::string_view key);
+// A "39.73%" token after `key` as a fraction (0.3973); nullopt when absent
+// or not a percent ("N/A").
+std::optional<double> PercentAfter(std::string_view text, std::string_view key);
 // A non-negative integer token after `key` ("1,024" allowed); nullopt when
 // absent, fractional or beyond 2^53.
 std::optional<int64_t> IntAfter(std::string_view text, std::string_view key);

@@ -96,6 +96,9 @@ class HfTrainerParser final : public FormatParser {
   bool ConsumeHeader(const LoggerPrefix& t, const CleanLine& line, TimelineBuilder& out) {
     std::string_view text = t.message;
     LogHeader& h = out.header();
+    if (text.starts_with("***** Running ")) {
+      in_train_banner_ = text.starts_with(kRunning);  // not "Running Evaluation/Prediction"
+    }
     if (text.starts_with(kRunning)) {
       if (records_ > 0) {
         out.NewAttempt(line.line);  // a second train() call or a resumed job
@@ -121,6 +124,9 @@ class HfTrainerParser final : public FormatParser {
       return true;
     }
     if (std::optional<double> v = NumberAfter(text, "Num examples = ")) {
+      if (!in_train_banner_) {
+        return false;  // the evaluation banner's count
+      }
       num_examples_ = *v;
     } else if (std::optional<double> epochs = NumberAfter(text, "Num Epochs = ")) {
       num_epochs_ = *epochs;
@@ -368,6 +374,7 @@ class HfTrainerParser final : public FormatParser {
   int64_t final_world_ = 0;
   bool saw_final_ = false;
   bool start_seen_ = false;
+  bool in_train_banner_ = false;
   double start_time_s_ = kLogNaN;
   bool in_metrics_block_ = false;
   Prev prev_;

@@ -60,7 +60,9 @@ TEST(HfTrainerParser, HeaderStepIdsFromEpochAndLoggingSteps) {
       " 36%|###6      | 35/97 [03:39<06:42,  6.39s/it]{'loss': nan, 'grad_norm': inf, 'learning_rate': 3.3e-05, "
       "'epoch': 0.33}\n"
       "{'loss': 2.716, 'grad_norm': 2.2, 'learning_rate': 2.5e-05, 'epoch': 0.49, 'flag': True, 'x': None}\n"
-      "{'eval_loss': 2.5, 'eval_runtime': 12.5, 'eval_samples_per_second': 8.0, 'epoch': 0.49}\n";
+      "{'eval_loss': 2.5, 'eval_runtime': 12.5, 'eval_samples_per_second': 8.0, 'epoch': 0.49}\n"
+      "[INFO|trainer.py:4643] 2024-07-17 00:30:00,000 >> ***** Running Evaluation *****\n"
+      "[INFO|trainer.py:4645] 2024-07-17 00:30:00,000 >>   Num examples = 500\n";
   LogTimeline t = ReadLog(log);
   EXPECT_EQ(t.format, LogFormat::kHfTrainer);
   EXPECT_EQ(t.header.world_size, 8);  // 1024 / (8 x 16)

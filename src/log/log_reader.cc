@@ -72,8 +72,11 @@ constexpr int64_t kDetectSettleLines = 400;
 constexpr size_t kMaxLineBytes = size_t{1} << 20;
 // ReadTrainingLogFile's read size.
 constexpr uint64_t kReadChunkBytes = uint64_t{4} << 20;
-// Largest JSON document read whole.
-constexpr size_t kMaxDocumentBytes = size_t{256} << 20;
+// Largest JSON document read whole (trainer_state.json and Bridge's golden
+// values are KiBs to a few MiB). A bigger input that starts like JSON
+// (a JSONL metrics file) is read as lines; a forced whole-document format
+// is an error.
+constexpr size_t kMaxDocumentBytes = size_t{64} << 20;
 
 std::string FormatsTried() {
   std::string out;
@@ -128,6 +131,7 @@ struct TrainingLogReader::State {
   Status Replay();
   bool ChooseFormat(int min_score);
   Status DecideMode();
+  Status CheckDocumentSize();
   Status FinishDocument(LogFormat& format);
   StatusOr<LogTimeline> Finish();
 };
@@ -308,8 +312,19 @@ Status TrainingLogReader::State::DecideMode() {
   head.clear();
   if (document) {
     document_text = std::move(text);
-    return Status::Ok();
+    return CheckDocumentSize();
   }
+  return FeedLines(text);
+}
+
+Status TrainingLogReader::State::CheckDocumentSize() {
+  if (document_text.size() <= kMaxDocumentBytes)
+    return Status::Ok();
+  if (parser != nullptr)
+    return InvalidArgumentError("JSON document larger than " + FormatByteLimit(kMaxDocumentBytes));
+  document = false;
+  std::string text = std::move(document_text);
+  document_text.clear();
   return FeedLines(text);
 }
 
@@ -325,10 +340,8 @@ Status TrainingLogReader::State::Feed(std::string_view chunk) {
       return Status::Ok();
     st = DecideMode();
   } else if (document) {
-    if (document_text.size() + chunk.size() > kMaxDocumentBytes)
-      st = InvalidArgumentError("JSON document larger than " + FormatByteLimit(kMaxDocumentBytes));
-    else
-      document_text.append(chunk.data(), chunk.size());
+    document_text.append(chunk.data(), chunk.size());
+    st = CheckDocumentSize();
   } else {
     st = FeedLines(chunk);
   }

@@ -295,6 +295,33 @@ TEST(LogReader, JsonDocumentNotKnownIsReadAsLines) {
   EXPECT_EQ(t.status().message().rfind("golden.json: ", 0), 0u) << t.status().message();
 }
 
+TEST(LogReader, LargeInputStartingLikeJsonIsReadAsLines) {
+  // Over the 64 MiB document bound: a JSONL-like file is read as lines, the
+  // same in one piece or in chunks; forced as a whole-document format it is
+  // an error.
+  const std::string record = "{\"loss\": 1.0, \"step\": 1}\n";
+  std::string text;
+  text.reserve((size_t{65} << 20) + 200);
+  while (text.size() <= (size_t{64} << 20))
+    text += record;
+  text += " iteration 7/ 10 | elapsed time per iteration (ms): 10.0 |\n";
+  StatusOr<LogTimeline> whole = ReadTrainingLog(text, "big.jsonl");
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  ASSERT_EQ(whole->steps.size(), 1u);
+  EXPECT_EQ(whole->steps[0].step, 7);
+  TrainingLogReader reader("big.jsonl", {});
+  for (size_t at = 0; at < text.size(); at += size_t{3} << 20)
+    ASSERT_TRUE(reader.Feed(std::string_view(text).substr(at, size_t{3} << 20)).ok());
+  StatusOr<LogTimeline> pieces = reader.Finish();
+  ASSERT_TRUE(pieces.ok());
+  ExpectSameTimeline(*whole, *pieces, "big.jsonl");
+  LogReadOptions bridge;
+  bridge.format = LogFormat::kMegatronBridge;
+  StatusOr<LogTimeline> forced = ReadTrainingLog(text, "big.json", bridge);
+  ASSERT_FALSE(forced.ok());
+  EXPECT_EQ(forced.status().message(), "big.json: JSON document larger than 64 MiB");
+}
+
 TEST(LogReader, FailureLinesBecomeEvents) {
   const std::string text =
       " iteration        1/     100 | elapsed time per iteration (ms): 1000.0 |\n"

@@ -91,14 +91,9 @@ class NanoGptParser final : public FormatParser {
     s.line = line.line;
     s.loss = *loss;
     s.step_time_s = *ms / 1000.0;
-    if (std::optional<std::string_view> mfu = After(text, ", mfu ")) {
-      std::string_view tok = Token(*mfu);
-      if (!tok.empty() && tok.back() == '%') {
-        std::optional<double> m = ParseLogNumber(tok.substr(0, tok.size() - 1));
-        if (m && *m > -99.995) {  // -100.00%: not computed yet
-          s.logged_mfu = *m / 100.0;
-        }
-      }
+    std::optional<double> mfu = PercentAfter(text, ", mfu ");
+    if (mfu && *mfu > -0.99995) {  // -100.00%: not computed yet
+      s.logged_mfu = *mfu;
     }
     // iter ids jump by log_interval: each line is one optimizer step, timed alone
     Status st = out.AddStep(std::move(s), line.rank);

@@ -71,13 +71,8 @@ class PicotronParser final : public FormatParser {
     if (std::isnan(s.step_time_s) && per_step && tps && *tps > 0) {
       s.step_time_s = *per_step / *tps;  // Tokens/s = tokens_per_step / step_duration
     }
-    if (std::optional<std::string_view> mfu = After(text, "MFU: ")) {
-      std::string_view tok = Token(*mfu);
-      if (!tok.empty() && tok.back() == '%') {
-        if (std::optional<double> m = ParseLogNumber(tok.substr(0, tok.size() - 1))) {
-          s.logged_mfu = *m / 100.0;
-        }
-      }
+    if (std::optional<double> mfu = PercentAfter(text, "MFU: ")) {
+      s.logged_mfu = *mfu;
     }
     if (std::optional<double> lr = NumberAfter(text, "LR: ")) {
       s.learning_rate = *lr;

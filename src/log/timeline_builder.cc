@@ -14,6 +14,9 @@ namespace {
 
 // Distinct rank prefixes remembered; more are counted as one "other".
 constexpr size_t kMaxRanksKept = 4096;
+// Kept steps searched back for the last one of the same kind (training or
+// validation): bounded, so the search stays O(1) per line.
+constexpr size_t kLastStepWindow = 64;
 // Events compared for a repeat printed by another rank.
 constexpr size_t kEventRepeatWindow = 16;
 
@@ -29,7 +32,9 @@ TimelineBuilder::TimelineBuilder(int64_t max_steps) : max_steps_(max_steps) {}
 
 Status TimelineBuilder::AddStep(LogStep step, std::string_view rank) {
   ++stats_.step_lines;
-  if (std::find(ranks_.begin(), ranks_.end(), rank) == ranks_.end() && ranks_.size() < kMaxRanksKept)
+  // Past the cap the count stays at kMaxRanksKept and no search is made
+  // (a hostile log of distinct prefixes stays linear).
+  if (ranks_.size() < kMaxRanksKept && std::find(ranks_.begin(), ranks_.end(), rank) == ranks_.end())
     ranks_.emplace_back(rank);
   if (!rank_chosen_) {
     rank_chosen_ = true;
@@ -38,7 +43,9 @@ Status TimelineBuilder::AddStep(LogStep step, std::string_view rank) {
   const bool chosen = rank == chosen_rank_;
   // The last kept step of the current attempt, validation lines aside.
   const LogStep* last = nullptr;
-  for (auto it = steps_.rbegin(); it != steps_.rend() && it->attempt == attempt_; ++it) {
+  size_t looked = 0;
+  for (auto it = steps_.rbegin(); it != steps_.rend() && it->attempt == attempt_ && looked < kLastStepWindow;
+       ++it, ++looked) {
     if (it->validation == step.validation) {
       last = &*it;
       break;

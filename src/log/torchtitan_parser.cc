@@ -133,13 +133,8 @@ class TorchtitanParser final : public FormatParser {
     if (std::optional<double> tf = NumberAfter(body, "tflops:")) {
       s.logged_tflops_per_gpu = *tf;
     }
-    if (std::optional<std::string_view> mfu = After(body, "mfu:")) {
-      std::string_view tok = Token(*mfu);
-      if (!tok.empty() && tok.back() == '%') {
-        if (std::optional<double> m = ParseLogNumber(tok.substr(0, tok.size() - 1))) {
-          s.logged_mfu = *m / 100.0;
-        }
-      }  // "N/A": quantized linears (f113706c4), no MFU
+    if (std::optional<double> mfu = PercentAfter(body, "mfu:")) {
+      s.logged_mfu = *mfu;  // "N/A" under quantized linears (f113706c4): no MFU
     }
     if (!validation) {
       MaybeNewRun(s, line, out);
