@@ -1,4 +1,4 @@
-// Megatron-Bridge (training-logs.md §3): the "Step Time" line of
+// Megatron-Bridge (training-logs.md sec. 3): the "Step Time" line of
 // src/megatron/bridge/training/utils/train_utils.py training_log
 // (L1049-1051 @067f987) paired with the Megatron-style iteration line of the
 // same interval (L1088-1140), and the functional tests' golden-values JSON

@@ -1,4 +1,4 @@
-// DeepSpeed (training-logs.md §6): the ThroughputTimer line of
+// DeepSpeed (training-logs.md sec. 6): the ThroughputTimer line of
 // deepspeed/utils/timer.py (L199-294 @edaa722) in its three forms,
 //   current (0f0e38c52, 2022-12-16): "epoch={}/micro_step={}/global_step={}, RunningAvgSamplesPerSec={},
 //                                     CurrSamplesPerSec={}, MemAllocated={}GB, MaxMemAllocated={}GB"

@@ -1,5 +1,5 @@
 // Launcher prefixes, escape codes, tqdm redraws and logger prefixes
-// (training-logs.md §1). Every function here runs on every line of a
+// (training-logs.md sec. 1). Every function here runs on every line of a
 // many-GiB log, so each test is a byte comparison at a known position.
 
 #include "log/log_line.h"

@@ -1,7 +1,7 @@
 #pragma once
 
 // Line cleaning shared by every log parser: what launchers and terminals add
-// around a framework's text (training-logs.md §1). Two layers:
+// around a framework's text (training-logs.md sec. 1). Two layers:
 //  - CleanLogLine: the launcher prefixes (`srun -l` "1: ", torchrun
 //    "[default3]:" / "[rank0]:", nemo-run "ining-demo/0 ", Ray
 //    "(pretraining, pid=4112) ", pdsh "worker-0: ", stacked in any order),
@@ -48,7 +48,7 @@ struct LoggerPrefix {
   bool year_missing = false;  // absl "I0731 ...": time_s counts from 1970-01-01 (no year printed)
 };
 
-// Recognises the logger prefixes of training-logs.md §1: DeepSpeed "[<ts>]
+// Recognises the logger prefixes of training-logs.md sec. 1: DeepSpeed "[<ts>]
 // [INFO] [timer.py:264:stop] ", DeepSpeed 2020 "[INFO <ts>] ", NeMo "[NeMo I
 // <ts> file:224] ", torchtitan "[titan] <ts> - root - INFO - " (and the form
 // without "[titan]"), ezpz "[<ts>][I][file:437:log] ", absl "I0731

@@ -1,6 +1,6 @@
 // Line cleaning, logger prefixes, numbers and timestamps, and the timeline
 // builder's rank/duplicate/restart rules. Prefix formats from
-// ../shared/reference/training-logs.md §1 (sources cited there).
+// ../shared/reference/training-logs.md sec. 1 (sources cited there).
 
 #include "log/log_line.h"
 
@@ -138,10 +138,10 @@ TEST(StripLoggerPrefix, EveryLogger) {
       {"2024-07-16 00:00:02,441 - root - INFO - step: 1990", "step: 1990", jul16_2024 + 2.441},
       // ezpz (torchtitan_aurora-xpu-blendcorpus.log).
       {"[2024-07-16 00:00:03,954794][I][components/metrics:437:log] step:  2", "step:  2", jul16_2024 + 3.954794},
-      // HF "[INFO|trainer.py:2128] 2024-07-17 00:18:20,620 >> " (training-logs.md §1).
+      // HF "[INFO|trainer.py:2128] 2024-07-17 00:18:20,620 >> " (training-logs.md sec. 1).
       {"[INFO|trainer.py:2128] 2024-07-16 00:00:04,620 >> ***** Running training *****", "***** Running training *****",
        jul16_2024 + 4.62},
-      // The AMD fork (training-logs.md §2.4).
+      // The AMD fork (training-logs.md sec. 2.4).
       {"[20240716 00:00:05][rank-7/8][INFO ] [--------trainer.py:2560] : iteration 126/ 5000 |",
        "iteration 126/ 5000 |", jul16_2024 + 5},
       // Megatron-LM's bare " [%Y-%m-%d %H:%M:%S.%f]" (training.py L3567 @d98e8a64).

@@ -1,6 +1,6 @@
 // ReadTrainingLog / ReadTrainingLogFile / TrainingLogReader: lines split
 // with memchr, cleaned (log_line.h), the format detected by content
-// (training-logs.md §15) over the first lines, then every line handed to
+// (training-logs.md sec. 15) over the first lines, then every line handed to
 // that format's parser. JSON documents (trainer_state.json, Bridge's golden
 // values) go to a whole-document parser instead.
 

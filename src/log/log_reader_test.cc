@@ -32,7 +32,7 @@ constexpr Excerpt kExcerpts[] = {
     {"megatron-lm_aws-gpt3-slurm-srun.log", "megatron-lm"},
     {"megatron-lm_t5-draft-notes-2023.log", "megatron-lm"},
     // Only the iteration line, no Step Time line: indistinguishable from
-    // Megatron-LM's (Bridge prints the same line, training-logs.md §3.1).
+    // Megatron-LM's (Bridge prints the same line, training-logs.md sec. 3.1).
     {"megatron-bridge_mtp-doc-iteration-line.log", "megatron-lm"},
     {"megatron-bridge_golden-values-deepseek-fsdp-gb200.json", "megatron-bridge"},
     {"nemo2_resiliency-demo-notebook.log", "nemo2"},

@@ -1,4 +1,4 @@
-// Megatron-LM's header and event lines (training-logs.md §2.2): the world
+// Megatron-LM's header and event lines (training-logs.md sec. 2.2): the world
 // size line (megatron/training/arguments.py L567-576 @d98e8a64), the
 // argument dump (_print_args L1990-2001), the parameter count
 // (training.py L2447-2455), micro-batches, and the checkpoint, evaluation

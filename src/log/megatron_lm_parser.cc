@@ -1,6 +1,6 @@
-// Megatron-LM console log (training-logs.md §2): the iteration line of
+// Megatron-LM console log (training-logs.md sec. 2): the iteration line of
 // megatron/training/training.py training_log (L3567-3653 @d98e8a64) in
-// every version of §2.4, the header lines of arguments.py (L567-576,
+// every version of sec. 2.4, the header lines of arguments.py (L567-576,
 // _print_args L1990-2001), the parameter count (training.py L2447-2455) and
 // the checkpoint lines of checkpointing.py.
 

@@ -1,8 +1,8 @@
 #pragma once
 
-// Megatron-LM's console log (training-logs.md §2), shared by the
+// Megatron-LM's console log (training-logs.md sec. 2), shared by the
 // Megatron-LM reader and the Megatron-Bridge reader, which prints the same
-// iteration line and header plus its own "Step Time" line (§3).
+// iteration line and header plus its own "Step Time" line (sec. 3).
 
 #include <cstdint>
 #include <optional>
@@ -12,9 +12,9 @@
 
 namespace mfu::log_internal {
 
-// The fields of one iteration line, every version (§2.4): with or without
+// The fields of one iteration line, every version (sec. 2.4): with or without
 // the " [timestamp]" (with or without microseconds), wrapped in parentheses
-// or not, the Megatron-DeepSpeed extras (§6.3) and the AMD fork's
+// or not, the Megatron-DeepSpeed extras (sec. 6.3) and the AMD fork's
 // "current/average" pairs (the current value is kept). False when `text` is
 // not an iteration line; `partial` is set when it starts like one but is
 // cut short or garbled.

@@ -1,5 +1,5 @@
 // Megatron-LM, Megatron-Bridge and progress.txt readers: lines built from
-// the format strings (training-logs.md §2-3, file and commit at each test)
+// the format strings (training-logs.md sec. 2-3, file and commit at each test)
 // and the real excerpts in tests/data/logs, values checked by hand.
 
 #include <gtest/gtest.h>
@@ -79,7 +79,7 @@ TEST(MegatronLm, TimestampWithoutMicrosecondsAndNone) {
 }
 
 TEST(MegatronLm, MegatronDeepSpeedExtras) {
-  // deepspeedai/Megatron-DeepSpeed megatron/training.py @4efb479d (§6.3):
+  // deepspeedai/Megatron-DeepSpeed megatron/training.py @4efb479d (sec. 6.3):
   // ' samples per second: {:.3f} |', ' tokens per gpu per second (tgs):
   // {:.3f} |', ' TFLOPs: {:.2f} |', learning rate '.3E'.
   LogTimeline t = Read(
@@ -96,7 +96,7 @@ TEST(MegatronLm, MegatronDeepSpeedExtras) {
 }
 
 TEST(MegatronLm, AmdForkCurrentAveragePairs) {
-  // The AMD ROCm fork (training-logs.md §2.4): "current/average" pairs
+  // The AMD ROCm fork (training-logs.md sec. 2.4): "current/average" pairs
   // after its own logger prefix; the current value is kept.
   LogTimeline t = Read(
       "[20251202 09:12:08][rank-7/8][INFO ] [--------trainer.py:2560] : iteration 126/ 5000 |"

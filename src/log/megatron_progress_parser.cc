@@ -1,4 +1,4 @@
-// Megatron-LM / Megatron-Bridge progress.txt (training-logs.md §2.3, §3.3):
+// Megatron-LM / Megatron-Bridge progress.txt (training-logs.md sec. 2.3, sec. 3.3):
 // append_to_progress_log (megatron/training/utils/log_utils.py L114-135
 // @d98e8a64) writes, tab-separated,
 //   f"{datetime.now().strftime('%Y-%m-%d %H:%M:%S')}\tJob ID: {job_id}\t# GPUs: {num_gpus}\t{string}\n"

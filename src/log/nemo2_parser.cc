@@ -1,11 +1,11 @@
-// NeMo 2.0 (training-logs.md §4): the ProgressPrinter line of
+// NeMo 2.0 (training-logs.md sec. 4): the ProgressPrinter line of
 // nemo/lightning/pytorch/callbacks/progress_printer.py (format_string
 // L55-63, on_train_batch_end L124-151 @8cfedd72):
 //   prefix = self.train_description + f" epoch {trainer.current_epoch}, iteration {n-1}/{self.total-1}"
 //   log_string += f' | {metric}: {val}'  (integral floats)  or  f' | {metric}: {val:.4}'
 // with TFLOPS_per_GPU from flops_callback.py (L146-214) and
 // "train_step_timing in s" / tokens_per_sec_per_gpu from TimingCallback
-// (nemo/utils/exp_manager.py L297-386); the header lines of §4.3 and the
+// (nemo/utils/exp_manager.py L297-386); the header lines of sec. 4.3 and the
 // async checkpoint lines of nemo/lightning/pytorch/callbacks/model_checkpoint.py.
 
 #include <cmath>
