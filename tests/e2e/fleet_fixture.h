@@ -78,6 +78,14 @@ class UpstreamFixture {
     });
     port_ = port == 0 ? server_.bind_to_any_port("127.0.0.1") : (server_.bind_to_port("127.0.0.1", port) ? port : -1);
     thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // Until the thread is inside listen_after_bind, stop() is a no-op
+    // (cpp-httplib only stops a running server), so a fixture destroyed
+    // that soon would join a thread that never ends: wait for it.
+    if (port_ > 0) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!server_.is_running() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
   ~UpstreamFixture() {
     server_.stop();
