@@ -61,10 +61,10 @@ class LogCommand final : public Command {
     const RealFileSystem fs;
     MFU_ASSIGN_OR_RETURN(LogAnalysis analysis, AnalyzeTrainingLogFiles(fs, files_, read, db, request_));
     if (!csv_dir_.empty()) {
-      MFU_RETURN_IF_ERROR(WriteOutputFile(csv_dir_, "steps.csv",
-                                          [&](std::ostream& out) { WriteLogStepsCsv(analysis, out); }));
-      MFU_RETURN_IF_ERROR(WriteOutputFile(csv_dir_, "findings.csv",
-                                          [&](std::ostream& out) { WriteLogFindingsCsv(analysis, out); }));
+      MFU_RETURN_IF_ERROR(
+          WriteOutputFile(csv_dir_, "steps.csv", [&](std::ostream& out) { WriteLogStepsCsv(analysis, out); }));
+      MFU_RETURN_IF_ERROR(
+          WriteOutputFile(csv_dir_, "findings.csv", [&](std::ostream& out) { WriteLogFindingsCsv(analysis, out); }));
     }
     // Streamed: a timeline of millions of steps is never held as one string.
     if (json_)

@@ -9,12 +9,11 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <streambuf>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "mfu/report_log.h"
 
@@ -47,8 +46,8 @@ class RecordingBuf final : public std::streambuf {
 
 // Values whose printing differs between formatters: integral doubles
 // ("1024.0"), small and large exponents, negative zero, the extremes.
-const std::vector<double> kNumbers = {0.1,     1024.0, 1e-5, 1e15, 1e16, -0.0, 123456789.125, 0.39731,
-                                      5e-324, std::numeric_limits<double>::max()};
+const std::vector<double> kNumbers = {0.1,  1024.0,        1e-5,    1e15,   1e16,
+                                      -0.0, 123456789.125, 0.39731, 5e-324, std::numeric_limits<double>::max()};
 
 LogAnalysis Sample(size_t steps) {
   LogAnalysis a;
@@ -66,7 +65,7 @@ LogAnalysis Sample(size_t steps) {
     s.time_s = 1768548744.0 + static_cast<double>(i);
     s.step_time_s = 1.2345;
     s.tokens_per_s_per_gpu = kNumbers[i % kNumbers.size()];
-    s.loss = i % 3 == 0 ? kLogNaN : 3.25;  // NaN -> null
+    s.loss = i % 3 == 0 ? kLogNaN : 3.25;                    // NaN -> null
     s.logged_mfu = std::numeric_limits<double>::infinity();  // not finite -> null
     s.mfu = 0.3973;
     s.skipped_iterations = static_cast<int32_t>(i % 2);
