@@ -242,6 +242,15 @@ bool CheckPrintedPeak(const LogAnalysis& a, double tolerance, std::vector<LogFin
   return true;
 }
 
+// The cause whose factor matches `c`'s ratio: its kind and how it explains
+// the logged figure; else `unexplained` and the bare ratio.
+std::pair<const char*, std::string> Explain(const std::vector<Cause>& causes, const Comparison& c, double tolerance,
+                                            const char* unexplained) {
+  if (const Cause* cause = Closest(causes, c.ratio, tolerance); cause != nullptr)
+    return {cause->kind, cause->why};
+  return {unexplained, fmt::format("is {:.2f}x the recomputed one", c.ratio)};
+}
+
 void CheckLoggedMfu(const LogAnalysis& a, const LogAnalysisRequest& r, const FlopsAlternatives& alt,
                     const std::vector<bool>& comparable, std::vector<LogFinding>& out) {
   double printed_ratio = 0;
@@ -259,9 +268,7 @@ void CheckLoggedMfu(const LogAnalysis& a, const LogAnalysisRequest& r, const Flo
     if (printed && std::fabs(c.ratio / printed_ratio - 1) <= kCauseMatch)
       continue;  // the printed-peak finding explains it
     found.Add([&]() {
-      const Cause* cause = Closest(causes, c.ratio, r.tolerance);
-      const char* kind = cause ? cause->kind : "logged_mfu_mismatch";
-      const std::string why = cause ? cause->why : fmt::format("is {:.2f}x the recomputed one", c.ratio);
+      const auto [kind, why] = Explain(causes, c, r.tolerance, "logged_mfu_mismatch");
       return Make(kind, c.first,
                   fmt::format("the logged MFU {:.2f}% {} (median of {} lines from step {}); against the {}'s "
                               "dense {} {:.1f} TFLOP/s under {} it is {:.2f}%: {}",
@@ -288,9 +295,7 @@ void CheckLoggedTflops(const LogAnalysis& a, const LogAnalysisRequest& r, const 
     if (std::fabs(c.ratio - 1) <= r.tolerance)
       continue;
     found.Add([&]() {
-      const Cause* cause = Closest(causes, c.ratio, r.tolerance);
-      const char* kind = cause ? cause->kind : "logged_tflops_mismatch";
-      const std::string why = cause ? cause->why : fmt::format("is {:.2f}x the recomputed one", c.ratio);
+      const auto [kind, why] = Explain(causes, c, r.tolerance, "logged_tflops_mismatch");
       return Make(kind, c.first,
                   fmt::format("the logged {:.1f} TFLOP/s per GPU {} (median of {} lines from step {}); "
                               "recomputed under {} it is {:.1f}: {}",
