@@ -24,15 +24,34 @@
 // busy); peak RSS grew 114 MiB in the first repetition (the 400,000
 // LogSteps kept, about 240 B each, plus vector growth), later repetitions
 // reuse that memory.
+//
+// BM_MfuLog/{text,json,csv} run the whole `mfu log` path the CLI runs on
+// the same log: AnalyzeTrainingLogFiles (read, analyse, evidence lines)
+// with --model llama-3.1-8b --gpu h100-sxm --gpus 256 --seq-len 4096, then
+// the renderer into a sink that counts and discards the bytes (text:
+// RenderLogText; json: WriteLogJson; csv: WriteLogStepsCsv and
+// WriteLogFindingsCsv). MB_per_s is input bytes over wall time; peak_rss_mib
+// is the process's peak RSS after the run (ru_maxrss), so run one mode per
+// process for its own peak:
+//   build/release/bench/log_read_benchmark --log=build/release/bench/log10m.log --keep
+//       --benchmark_filter='BM_MfuLog/json' --benchmark_repetitions=3
+// Figures (median of 3, before and after streaming the JSON/CSV) are in
+// docs/logs.md "Speed and memory".
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
 #include <cstdio>
 #include <cstring>
+#include <ostream>
+#include <streambuf>
 #include <string>
 #include <vector>
 
 #include "mfu/file_system.h"
+#include "mfu/hwdb.h"
+#include "mfu/log_analysis.h"
+#include "mfu/model.h"
+#include "mfu/report_log.h"
 #include "mfu/training_log.h"
 #include "testing/log_gen.h"
 
@@ -102,6 +121,81 @@ void BM_ReadTrainingLogFile(benchmark::State& state) {
   state.counters["rss_growth_mib"] = PeakRssMib() - rss_before;
 }
 BENCHMARK(BM_ReadTrainingLogFile)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+
+// Counts what is written and keeps none of it (stdout redirected to
+// /dev/null, without the syscalls).
+class DiscardingBuf final : public std::streambuf {
+ public:
+  int64_t bytes = 0;
+
+ protected:
+  std::streamsize xsputn(const char*, std::streamsize n) override {
+    bytes += n;
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    bytes += traits_type::eq_int_type(c, traits_type::eof()) ? 0 : 1;
+    return traits_type::not_eof(c);
+  }
+};
+
+enum class Output { kText, kJson, kCsv };
+
+void BM_MfuLog(benchmark::State& state, Output output) {
+  const Config& config = GetConfig();
+  mfu::RealFileSystem fs;
+  mfu::StatusOr<mfu::HardwareDb> db = mfu::HardwareDb::LoadBuiltin();
+  mfu::StatusOr<mfu::ModelSpec> model = mfu::LoadModel(fs, "llama-3.1-8b");
+  if (!db.ok() || !model.ok()) {
+    state.SkipWithError("cannot load the hardware database or the model preset");
+    return;
+  }
+  mfu::LogAnalysisRequest request;
+  request.model = *model;
+  request.gpu = "h100-sxm";
+  request.gpus = 256;
+  request.seq_len = 4096;
+  const double rss_before = PeakRssMib();
+  DiscardingBuf sink;
+  std::ostream out(&sink);
+  int64_t steps = 0;
+  for (auto _ : state) {
+    mfu::StatusOr<mfu::LogAnalysis> a = mfu::AnalyzeTrainingLogFiles(fs, {config.path}, {}, *db, request);
+    if (!a.ok()) {
+      state.SkipWithError(a.status().message().c_str());
+      return;
+    }
+    steps = static_cast<int64_t>(a->timeline.steps.size());
+    switch (output) {
+      case Output::kText:
+        out << mfu::RenderLogText(*a);
+        break;
+      case Output::kJson:
+        mfu::WriteLogJson(*a, out);
+        break;
+      case Output::kCsv:
+        mfu::WriteLogStepsCsv(*a, out);
+        mfu::WriteLogFindingsCsv(*a, out);
+        break;
+    }
+  }
+  if (steps != Summary().steps) {
+    state.SkipWithError("wrong number of steps read");
+    return;
+  }
+  const auto iterations = static_cast<int64_t>(state.iterations());
+  state.SetBytesProcessed(Summary().bytes * iterations);
+  state.counters["MB_per_s"] = benchmark::Counter(
+      static_cast<double>(Summary().bytes) * 1e-6 * static_cast<double>(iterations), benchmark::Counter::kIsRate);
+  state.counters["input_mib"] = static_cast<double>(Summary().bytes) / (1 << 20);
+  state.counters["output_mib"] = static_cast<double>(sink.bytes) / static_cast<double>(iterations) / (1 << 20);
+  state.counters["steps"] = static_cast<double>(steps);
+  state.counters["peak_rss_mib"] = PeakRssMib();
+  state.counters["rss_growth_mib"] = PeakRssMib() - rss_before;
+}
+BENCHMARK_CAPTURE(BM_MfuLog, text, Output::kText)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+BENCHMARK_CAPTURE(BM_MfuLog, json, Output::kJson)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+BENCHMARK_CAPTURE(BM_MfuLog, csv, Output::kCsv)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
 
 }  // namespace
 

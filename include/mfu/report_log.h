@@ -8,6 +8,7 @@
 // (text), null (JSON) or an empty field (CSV).
 
 #include <cstddef>
+#include <iosfwd>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,5 +27,14 @@ std::string RenderLogText(const LogAnalysis& analysis, const TextOptions& option
 std::string RenderLogJson(const LogAnalysis& analysis);
 // (file name, content): steps.csv, findings.csv.
 std::vector<std::pair<std::string, std::string>> RenderLogCsv(const LogAnalysis& analysis);
+
+// The same bytes as RenderLogJson / RenderLogCsv written into `out` as they
+// are produced: steps[] and findings[] row by row, no DOM of the steps and
+// no whole document in memory (the writer holds at most about 64 KiB
+// beyond `analysis`), for `mfu log` on logs of millions of steps. A failed
+// write leaves `out`'s failbit set for the caller to check.
+void WriteLogJson(const LogAnalysis& analysis, std::ostream& out);
+void WriteLogStepsCsv(const LogAnalysis& analysis, std::ostream& out);     // steps.csv
+void WriteLogFindingsCsv(const LogAnalysis& analysis, std::ostream& out);  // findings.csv
 
 }  // namespace mfu

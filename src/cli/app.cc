@@ -11,8 +11,9 @@
 #include <cstdlib>
 #include <memory>
 #include <ostream>
-#include <sstream>
+#include <streambuf>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/command.h"
@@ -36,6 +37,50 @@ int TerminalWidth() {
     return size.ws_col;
   return 100;
 }
+
+// What a command writes, forwarded to `out` in whole lines with the
+// library's field names in flag spelling (InFlagSpelling: "parameter
+// 'global_batch'" -> "--global-batch"). Held only until about kPending
+// bytes and a newline are in: the JSON of `mfu log` on a 10-million-line
+// log (hundreds of MB) is streamed, not buffered whole.
+class FlagSpellingBuf final : public std::streambuf {
+ public:
+  FlagSpellingBuf(std::ostream& out, std::string_view command) : out_(out), command_(command) {}
+  bool wrote() const { return wrote_; }
+  // Writes what is pending (a last line without a newline).
+  void Finish() {
+    if (!pending_.empty())
+      out_ << InFlagSpelling(std::move(pending_), command_);
+    pending_.clear();
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof()))
+      return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    xsputn(&ch, 1);
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    wrote_ = wrote_ || n > 0;
+    pending_.append(s, static_cast<size_t>(n));
+    if (pending_.size() >= kPending) {
+      if (const size_t nl = pending_.rfind('\n'); nl != std::string::npos) {
+        out_ << InFlagSpelling(pending_.substr(0, nl + 1), command_);
+        pending_.erase(0, nl + 1);
+      }
+    }
+    return n;
+  }
+
+ private:
+  static constexpr size_t kPending = size_t{1} << 16;
+  std::ostream& out_;
+  std::string command_;
+  std::string pending_;
+  bool wrote_ = false;
+};
 
 // --wide on every command that takes flags (the leaves: hw list, hw show, ...).
 void AddWideFlag(CLI::App& sub, bool& wide) {
@@ -126,16 +171,17 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   for (auto& [sub, command] : table) {
     if (!sub->parsed())
       continue;
-    std::ostringstream buffer;
-    CommandContext context{buffer, err, TextOptions{width}};
-    Status status = command->Run(context);
     // Results' notes name request fields as the library does ("parameter
     // 'global_batch'"); the CLI shows its flags, as in its error messages.
-    out << InFlagSpelling(buffer.str(), sub->get_name());
+    FlagSpellingBuf spelled(out, sub->get_name());
+    std::ostream buffer(&spelled);
+    CommandContext context{buffer, err, TextOptions{width}};
+    Status status = command->Run(context);
+    spelled.Finish();
     if (status.ok())
       return 0;
     const bool usage = status.code() == StatusCode::kInvalidArgument;
-    if (!buffer.str().empty()) {  // the report is out ("nothing fits"): only the reason
+    if (spelled.wrote()) {  // the report is out ("nothing fits"): only the reason
       err << "mfu: " << InFlagSpelling(status.message(), sub->get_name()) << "\n";
       return usage ? 2 : 1;
     }

@@ -60,9 +60,17 @@ class LogCommand final : public Command {
     request_.gpu = gpu_.gpu;
     const RealFileSystem fs;
     MFU_ASSIGN_OR_RETURN(LogAnalysis analysis, AnalyzeTrainingLogFiles(fs, files_, read, db, request_));
-    if (!csv_dir_.empty())
-      MFU_RETURN_IF_ERROR(WriteOutputFiles(csv_dir_, RenderLogCsv(analysis)));
-    ctx.out << (json_ ? RenderLogJson(analysis) : RenderLogText(analysis, ctx.text));
+    if (!csv_dir_.empty()) {
+      MFU_RETURN_IF_ERROR(
+          WriteOutputFile(csv_dir_, "steps.csv", [&](std::ostream& out) { WriteLogStepsCsv(analysis, out); }));
+      MFU_RETURN_IF_ERROR(
+          WriteOutputFile(csv_dir_, "findings.csv", [&](std::ostream& out) { WriteLogFindingsCsv(analysis, out); }));
+    }
+    // Streamed: a timeline of millions of steps is never held as one string.
+    if (json_)
+      WriteLogJson(analysis, ctx.out);
+    else
+      ctx.out << RenderLogText(analysis, ctx.text);
     return Status::Ok();
   }
 

@@ -24,6 +24,34 @@ const char* RateKindName(RateKind kind);
 
 // Median of the finite values (NaN when none); reorders a copy.
 double Median(std::vector<double> values);
+// The same, reordering (and dropping the non-finite values of) `values`
+// itself: a buffer reused across windows, no allocation per window.
+double MedianInPlace(std::vector<double>& values);
+
+// Findings of one kind listed one by one up to kMaxPerKind, then one
+// closing "N more" finding. Only the listed ones are built: a hostile log
+// with a restart (or a spike, or a mismatched attempt) on every line costs
+// a count per line, not a formatted message and a LogFinding.
+class CappedFindings {
+ public:
+  static constexpr size_t kMaxPerKind = 20;
+  explicit CappedFindings(const char* kind) : kind_(kind) {}
+  // Counts one finding; `make` (returning a LogFinding) runs only while
+  // the list is under the cap.
+  template <typename Make>
+  void Add(Make make) {
+    if (total_++ < kMaxPerKind)
+      found_.push_back(make());
+  }
+  // Appends the listed findings and, past the cap, the closing one (at the
+  // last listed finding's line) to `out`.
+  void Finish(std::vector<LogFinding>& out);
+
+ private:
+  const char* kind_;
+  size_t total_ = 0;
+  std::vector<LogFinding> found_;
+};
 
 // What the timeline's throughput looks like: the warm-up lines at the start
 // of each attempt, the steady window, the median all windows are judged by.

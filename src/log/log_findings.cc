@@ -171,10 +171,12 @@ template <typename Logged, typename Recomputed>
 std::vector<Comparison> CompareByAttempt(const std::vector<LogStep>& steps, const std::vector<bool>& comparable,
                                          Logged logged, Recomputed recomputed) {
   std::vector<Comparison> out;
+  std::vector<double> l, r;  // reused: no allocation per attempt
   size_t i = 0;
   while (i < steps.size()) {
     const int32_t attempt = steps[i].attempt;
-    std::vector<double> l, r;
+    l.clear();
+    r.clear();
     const LogStep* first = nullptr;
     for (; i < steps.size() && steps[i].attempt == attempt; ++i) {
       const double x = logged(steps[i]), y = recomputed(steps[i]);
@@ -190,8 +192,8 @@ std::vector<Comparison> CompareByAttempt(const std::vector<LogStep>& steps, cons
     Comparison c;
     c.first = first;
     c.lines = l.size();
-    c.logged = Median(std::move(l));
-    c.recomputed = Median(std::move(r));
+    c.logged = MedianInPlace(l);
+    c.recomputed = MedianInPlace(r);
     c.ratio = c.logged / c.recomputed;
     out.push_back(c);
   }
@@ -240,6 +242,15 @@ bool CheckPrintedPeak(const LogAnalysis& a, double tolerance, std::vector<LogFin
   return true;
 }
 
+// The cause whose factor matches `c`'s ratio: its kind and how it explains
+// the logged figure; else `unexplained` and the bare ratio.
+std::pair<const char*, std::string> Explain(const std::vector<Cause>& causes, const Comparison& c, double tolerance,
+                                            const char* unexplained) {
+  if (const Cause* cause = Closest(causes, c.ratio, tolerance); cause != nullptr)
+    return {cause->kind, cause->why};
+  return {unexplained, fmt::format("is {:.2f}x the recomputed one", c.ratio)};
+}
+
 void CheckLoggedMfu(const LogAnalysis& a, const LogAnalysisRequest& r, const FlopsAlternatives& alt,
                     const std::vector<bool>& comparable, std::vector<LogFinding>& out) {
   double printed_ratio = 0;
@@ -248,21 +259,24 @@ void CheckLoggedMfu(const LogAnalysis& a, const LogAnalysisRequest& r, const Flo
   const auto comparisons = CompareByAttempt(
       a.timeline.steps, comparable, [](const LogStep& s) { return s.logged_mfu; },
       [](const LogStep& s) { return s.mfu; });
+  // One finding per attempt, capped: a log restarting on every line must
+  // not format a message per line.
+  CappedFindings found("logged MFU mismatch");
   for (const Comparison& c : comparisons) {
     if (std::fabs(c.ratio - 1) <= r.tolerance)
       continue;
     if (printed && std::fabs(c.ratio / printed_ratio - 1) <= kCauseMatch)
       continue;  // the printed-peak finding explains it
-    const Cause* cause = Closest(causes, c.ratio, r.tolerance);
-    const char* kind = cause ? cause->kind : "logged_mfu_mismatch";
-    const std::string why = cause ? cause->why : fmt::format("is {:.2f}x the recomputed one", c.ratio);
-    out.push_back(
-        Make(kind, c.first,
-             fmt::format("the logged MFU {:.2f}% {} (median of {} lines from step {}); against the {}'s "
-                         "dense {} {:.1f} TFLOP/s under {} it is {:.2f}%: {}",
-                         Pct(c.logged), why, c.lines, c.first->step, GpuName(a), DTypeName(a.precision),
-                         Tf(a.peak_flops), ConventionName(a.convention), Pct(c.recomputed), Remedy(a, kind))));
+    found.Add([&]() {
+      const auto [kind, why] = Explain(causes, c, r.tolerance, "logged_mfu_mismatch");
+      return Make(kind, c.first,
+                  fmt::format("the logged MFU {:.2f}% {} (median of {} lines from step {}); against the {}'s "
+                              "dense {} {:.1f} TFLOP/s under {} it is {:.2f}%: {}",
+                              Pct(c.logged), why, c.lines, c.first->step, GpuName(a), DTypeName(a.precision),
+                              Tf(a.peak_flops), ConventionName(a.convention), Pct(c.recomputed), Remedy(a, kind)));
+    });
   }
+  found.Finish(out);
 }
 
 void CheckLoggedTflops(const LogAnalysis& a, const LogAnalysisRequest& r, const FlopsAlternatives& alt,
@@ -276,18 +290,20 @@ void CheckLoggedTflops(const LogAnalysis& a, const LogAnalysisRequest& r, const 
   const auto comparisons = CompareByAttempt(
       a.timeline.steps, comparable, [](const LogStep& s) { return s.logged_tflops_per_gpu; },
       [](const LogStep& s) { return s.tflops_per_gpu; });
+  CappedFindings found("logged TFLOP/s mismatch");
   for (const Comparison& c : comparisons) {
     if (std::fabs(c.ratio - 1) <= r.tolerance)
       continue;
-    const Cause* cause = Closest(causes, c.ratio, r.tolerance);
-    const char* kind = cause ? cause->kind : "logged_tflops_mismatch";
-    const std::string why = cause ? cause->why : fmt::format("is {:.2f}x the recomputed one", c.ratio);
-    out.push_back(Make(kind, c.first,
-                       fmt::format("the logged {:.1f} TFLOP/s per GPU {} (median of {} lines from step {}); "
-                                   "recomputed under {} it is {:.1f}: {}",
-                                   c.logged, why, c.lines, c.first->step, ConventionName(a.convention), c.recomputed,
-                                   Remedy(a, kind))));
+    found.Add([&]() {
+      const auto [kind, why] = Explain(causes, c, r.tolerance, "logged_tflops_mismatch");
+      return Make(kind, c.first,
+                  fmt::format("the logged {:.1f} TFLOP/s per GPU {} (median of {} lines from step {}); "
+                              "recomputed under {} it is {:.1f}: {}",
+                              c.logged, why, c.lines, c.first->step, ConventionName(a.convention), c.recomputed,
+                              Remedy(a, kind)));
+    });
   }
+  found.Finish(out);
 }
 
 }  // namespace

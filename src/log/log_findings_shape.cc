@@ -15,7 +15,6 @@
 namespace mfu::log_internal {
 namespace {
 
-constexpr size_t kMaxPerKind = 20;            // findings of one kind listed one by one
 constexpr double kRegressionDrop = 0.15;      // a regression: >= 15% below the median ...
 constexpr size_t kRegressionLines = 3;        // ... for >= 3 consecutive lines
 constexpr double kSpikeFactor = 2;            // a spike: 2x slower or faster than both neighbours
@@ -48,21 +47,9 @@ std::string Rate(double value, RateKind kind) {
   return fmt::format("{:.4g} {}", value, RateKindName(kind));
 }
 
-// A list capped at kMaxPerKind, with a closing "and N more" finding.
-void AddCapped(std::vector<LogFinding> found, const char* kind, std::vector<LogFinding>& out) {
-  const size_t total = found.size();
-  if (total > kMaxPerKind) {
-    found.resize(kMaxPerKind);
-    LogFinding more = found.back();
-    more.message = fmt::format("{} more {} lines like the above (the JSON and CSV outputs list the steps)",
-                               total - kMaxPerKind, kind);
-    found.push_back(std::move(more));
-  }
-  for (LogFinding& f : found)
-    out.push_back(std::move(f));
-}
-
 void AddWarmup(const std::vector<LogStep>& steps, const RateProfile& p, std::vector<LogFinding>& out) {
+  CappedFindings found("warmup");  // one per attempt
+  std::vector<double> rates;       // reused: no allocation per attempt
   size_t i = 0;
   while (i < steps.size()) {
     if (!p.warmup[i]) {
@@ -70,26 +57,31 @@ void AddWarmup(const std::vector<LogStep>& steps, const RateProfile& p, std::vec
       continue;
     }
     size_t j = i;
-    std::vector<double> rates;
+    rates.clear();
     while (j < steps.size() && (p.warmup[j] || steps[j].validation) && steps[j].attempt == steps[i].attempt) {
       if (p.warmup[j])
         rates.push_back(p.rate[j]);
       ++j;
     }
-    const LogStep& last = steps[j - 1];
-    const double median = Median(rates);
-    out.push_back(Make("warmup", steps[i],
-                       fmt::format("steps {}-{} ({}) run at {}, {:.0f}% of the median {}: compilation and "
-                                   "initialization; they are left out of the steady state",
-                                   steps[i].step, last.step, Lines(rates.size()), Rate(median, p.kind),
-                                   100 * median / p.median, Rate(p.median, p.kind))));
+    found.Add([&]() {
+      const LogStep& last = steps[j - 1];
+      const size_t lines = rates.size();
+      const double median = MedianInPlace(rates);
+      return Make("warmup", steps[i],
+                  fmt::format("steps {}-{} ({}) run at {}, {:.0f}% of the median {}: compilation and "
+                              "initialization; they are left out of the steady state",
+                              steps[i].step, last.step, Lines(lines), Rate(median, p.kind), 100 * median / p.median,
+                              Rate(p.median, p.kind)));
+    });
     i = j;
   }
+  found.Finish(out);
 }
 
 void AddRegressions(const std::vector<LogStep>& steps, const RateProfile& p, std::vector<LogFinding>& out) {
-  std::vector<LogFinding> found;
+  CappedFindings found("regression");
   const double floor = (1 - kRegressionDrop) * p.median;
+  std::vector<double> rates;  // reused: no allocation per window
   size_t i = 0;
   while (i < steps.size()) {
     if (p.warmup[i] || !Positive(p.rate[i]) || p.rate[i] > floor) {
@@ -97,7 +89,7 @@ void AddRegressions(const std::vector<LogStep>& steps, const RateProfile& p, std
       continue;
     }
     size_t j = i;
-    std::vector<double> rates;
+    rates.clear();
     while (j < steps.size() && steps[j].attempt == steps[i].attempt &&
            (steps[j].validation || (Positive(p.rate[j]) && p.rate[j] <= floor))) {
       if (!steps[j].validation)
@@ -105,17 +97,20 @@ void AddRegressions(const std::vector<LogStep>& steps, const RateProfile& p, std
       ++j;
     }
     if (rates.size() >= kRegressionLines) {
-      const double median = Median(rates);
-      found.push_back(Make("regression", steps[i],
-                           fmt::format("from step {} to step {} ({} lines) throughput fell to {}, {:.0f}% below the "
-                                       "run's median {}: look for a slow node, thermal or power throttling, or a "
-                                       "data-loader stall in that window",
-                                       steps[i].step, steps[j - 1].step, rates.size(), Rate(median, p.kind),
-                                       100 * (1 - median / p.median), Rate(p.median, p.kind))));
+      found.Add([&]() {
+        const size_t lines = rates.size();
+        const double median = MedianInPlace(rates);
+        return Make("regression", steps[i],
+                    fmt::format("from step {} to step {} ({} lines) throughput fell to {}, {:.0f}% below the "
+                                "run's median {}: look for a slow node, thermal or power throttling, or a "
+                                "data-loader stall in that window",
+                                steps[i].step, steps[j - 1].step, lines, Rate(median, p.kind),
+                                100 * (1 - median / p.median), Rate(p.median, p.kind)));
+      });
     }
     i = j;
   }
-  AddCapped(std::move(found), "regression", out);
+  found.Finish(out);
 }
 
 // Equal spacing of at least three spikes: nanoGPT's eval_interval, a
@@ -148,43 +143,47 @@ void AddSpikes(const std::vector<LogStep>& steps, const RateProfile& p, const st
                          period, steps[spikes[0]].step, spikes.size(), Rate(median, p.kind), Rate(p.median, p.kind))));
     return;
   }
-  std::vector<LogFinding> found;
+  CappedFindings found("spike");
   for (size_t i : spikes) {
-    const bool slow = p.rate[i] < p.median;
-    found.push_back(Make(
-        "spike", steps[i],
-        fmt::format("step {} runs at {}, {:.1f}x {} than its neighbours: {}", steps[i].step, Rate(p.rate[i], p.kind),
-                    slow ? p.median / p.rate[i] : p.rate[i] / p.median, slow ? "slower" : "faster",
-                    slow ? "an evaluation, checkpoint or data stall folded into the line; it is left out of the "
-                           "steady state"
-                         : "a timing artefact (asynchronous dispatch, a profiler step); it is left out of the "
-                           "steady state")));
+    found.Add([&]() {
+      const bool slow = p.rate[i] < p.median;
+      return Make(
+          "spike", steps[i],
+          fmt::format("step {} runs at {}, {:.1f}x {} than its neighbours: {}", steps[i].step, Rate(p.rate[i], p.kind),
+                      slow ? p.median / p.rate[i] : p.rate[i] / p.median, slow ? "slower" : "faster",
+                      slow ? "an evaluation, checkpoint or data stall folded into the line; it is left out of the "
+                             "steady state"
+                           : "a timing artefact (asynchronous dispatch, a profiler step); it is left out of the "
+                             "steady state"));
+    });
   }
-  AddCapped(std::move(found), "spike", out);
+  found.Finish(out);
 }
 
 void AddRestarts(const std::vector<LogStep>& steps, std::vector<LogFinding>& out) {
-  std::vector<LogFinding> found;
+  CappedFindings found("restart");
   for (size_t i = 1; i < steps.size(); ++i) {
     const LogStep& prev = steps[i - 1];
     const LogStep& s = steps[i];
     if (s.attempt == prev.attempt && s.step >= prev.step)
       continue;
-    std::string message;
-    if (s.step <= prev.step) {
-      message = fmt::format(
-          "the step count goes back from {} to {} (attempt {}): a restart from a checkpoint; {} "
-          "run again",
-          prev.step, s.step, s.attempt, Lines(static_cast<size_t>(prev.step - s.step + 1), "step"));
-    } else {
-      message = fmt::format(
-          "a new run begins at step {} after step {} (attempt {}): a restart; run 'mfu goodput' on "
-          "the logs for the time it cost",
-          s.step, prev.step, s.attempt);
-    }
-    found.push_back(Make("restart", s, std::move(message)));
+    found.Add([&]() {
+      std::string message;
+      if (s.step <= prev.step) {
+        message = fmt::format(
+            "the step count goes back from {} to {} (attempt {}): a restart from a checkpoint; {} "
+            "run again",
+            prev.step, s.step, s.attempt, Lines(static_cast<size_t>(prev.step - s.step + 1), "step"));
+      } else {
+        message = fmt::format(
+            "a new run begins at step {} after step {} (attempt {}): a restart; run 'mfu goodput' on "
+            "the logs for the time it cost",
+            s.step, prev.step, s.attempt);
+      }
+      return Make("restart", s, std::move(message));
+    });
   }
-  AddCapped(std::move(found), "restart", out);
+  found.Finish(out);
 }
 
 void AddSkipped(const std::vector<LogStep>& steps, std::vector<LogFinding>& out) {
@@ -208,6 +207,19 @@ void AddSkipped(const std::vector<LogStep>& steps, std::vector<LogFinding>& out)
 }
 
 }  // namespace
+
+void CappedFindings::Finish(std::vector<LogFinding>& out) {
+  if (total_ > kMaxPerKind) {
+    LogFinding more = found_.back();
+    more.message = fmt::format("{} more {} lines like the above (the JSON and CSV outputs list the steps)",
+                               total_ - kMaxPerKind, kind_);
+    found_.push_back(std::move(more));
+  }
+  for (LogFinding& f : found_)
+    out.push_back(std::move(f));
+  found_.clear();
+  total_ = 0;
+}
 
 std::vector<size_t> FindSpikes(const std::vector<LogStep>& steps, const RateProfile& p) {
   // Neighbours: the previous and next training lines with a rate, of the

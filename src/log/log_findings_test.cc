@@ -89,6 +89,30 @@ TEST(LogFindings, RestartWhenTheStepGoesBackOrAttemptChanges) {
   EXPECT_NE(f->message.find("3 steps run again"), std::string::npos) << f->message;
 }
 
+TEST(LogFindings, RestartsCappedAtTwentyThenCounted) {
+  // Steps 1,2,1,2,...: 250 pairs, so the step goes back 249 times (every
+  // odd line after the first pair), each a new attempt with its own
+  // warm-up-free run. 20 restarts are listed one by one; the 21st finding
+  // says the other 229 are like them, at the 20th's line.
+  LogTimeline t = Series(std::vector<double>(500, 1000));
+  for (size_t i = 0; i < t.steps.size(); ++i) {
+    t.steps[i].step = static_cast<int64_t>(i % 2) + 1;
+    t.steps[i].attempt = static_cast<int32_t>(i / 2);
+  }
+  auto a = AnalyzeTrainingLog(t, Db(), {});
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(CountKind(*a, "restart"), 21u);
+  std::vector<const LogFinding*> restarts;
+  for (const LogFinding& f : a->findings) {
+    if (f.kind == "restart")
+      restarts.push_back(&f);
+  }
+  EXPECT_EQ(restarts[0]->line, 3);    // the first step 1 after a step 2
+  EXPECT_EQ(restarts[19]->line, 41);  // the 20th: line 2 * 20 + 1
+  EXPECT_EQ(restarts[20]->line, 41);
+  EXPECT_EQ(restarts[20]->message, "229 more restart lines like the above (the JSON and CSV outputs list the steps)");
+}
+
 TEST(LogFindings, SkippedIterationsSummed) {
   LogTimeline t = Series(std::vector<double>(5, 1000));
   t.steps[1].skipped_iterations = 1;

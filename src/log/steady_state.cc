@@ -102,6 +102,10 @@ const char* RateKindName(RateKind kind) {
 }
 
 double Median(std::vector<double> values) {
+  return MedianInPlace(values);
+}
+
+double MedianInPlace(std::vector<double>& values) {
   values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }), values.end());
   if (values.empty())
     return kLogNaN;
@@ -126,17 +130,17 @@ RateProfile ProfileRates(const std::vector<LogStep>& steps, double band) {
     if (!steps[i].validation && Positive(r))
       p.rate[i] = r;
   }
-  const double first_median = Median(p.rate);
+  std::vector<double> kept(p.rate);
+  const double first_median = MedianInPlace(kept);
   if (!Positive(first_median))
     return p;
   MarkWarmup(steps, p.rate, first_median, band, p.warmup);
-  std::vector<double> kept;
-  kept.reserve(steps.size());
+  kept.clear();
   for (size_t i = 0; i < steps.size(); ++i) {
     if (!p.warmup[i])
       kept.push_back(p.rate[i]);
   }
-  p.median = Median(std::move(kept));
+  p.median = MedianInPlace(kept);
   // The longest run of non-warm-up training lines of one attempt in which
   // no two consecutive lines are out of band; it starts and ends in band.
   size_t best_begin = 0, best_end = 0, best_in = 0;
@@ -184,31 +188,31 @@ LogSteadyState SummarizeSteadyState(const std::vector<LogStep>& steps, const Rat
   LogSteadyState out;
   if (p.window_end <= p.window_begin)
     return out;
-  std::vector<double> mfu, mfu_megatron, hfu, logged_mfu, tps, step_time, tflops, logged_tflops;
+  std::vector<size_t> in;  // the in-band training lines of the window
   for (size_t i = p.window_begin; i < p.window_end; ++i) {
-    const LogStep& s = steps[i];
-    if (s.validation || !InBand(p.rate[i], p.median, band))
-      continue;
-    ++out.step_lines;
-    mfu.push_back(s.mfu);
-    mfu_megatron.push_back(s.mfu_megatron);
-    hfu.push_back(s.hfu);
-    logged_mfu.push_back(s.logged_mfu);
-    tps.push_back(s.tokens_per_s_per_gpu);
-    step_time.push_back(s.step_time_s);
-    tflops.push_back(s.tflops_per_gpu);
-    logged_tflops.push_back(s.logged_tflops_per_gpu);
+    if (!steps[i].validation && InBand(p.rate[i], p.median, band))
+      in.push_back(i);
   }
+  out.step_lines = static_cast<int64_t>(in.size());
   out.first_step = steps[p.window_begin].step;
   out.last_step = steps[p.window_end - 1].step;
-  out.mfu = Median(std::move(mfu));
-  out.mfu_megatron = Median(std::move(mfu_megatron));
-  out.hfu = Median(std::move(hfu));
-  out.logged_mfu = Median(std::move(logged_mfu));
-  out.tokens_per_s_per_gpu = Median(std::move(tps));
-  out.step_time_s = Median(std::move(step_time));
-  out.tflops_per_gpu = Median(std::move(tflops));
-  out.logged_tflops_per_gpu = Median(std::move(logged_tflops));
+  // One buffer for the eight medians.
+  std::vector<double> values;
+  values.reserve(in.size());
+  auto median = [&](double LogStep::*field) {
+    values.clear();
+    for (size_t i : in)
+      values.push_back(steps[i].*field);
+    return MedianInPlace(values);
+  };
+  out.mfu = median(&LogStep::mfu);
+  out.mfu_megatron = median(&LogStep::mfu_megatron);
+  out.hfu = median(&LogStep::hfu);
+  out.logged_mfu = median(&LogStep::logged_mfu);
+  out.tokens_per_s_per_gpu = median(&LogStep::tokens_per_s_per_gpu);
+  out.step_time_s = median(&LogStep::step_time_s);
+  out.tflops_per_gpu = median(&LogStep::tflops_per_gpu);
+  out.logged_tflops_per_gpu = median(&LogStep::logged_tflops_per_gpu);
   return out;
 }
 

@@ -2,10 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <ostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,9 +38,6 @@ std::string Fix(double v, int decimals) {
 }
 std::string Count(double v) {
   return std::isfinite(v) ? base::FormatThousands(std::round(v)) : "-";
-}
-std::string CsvField(double v) {
-  return std::isfinite(v) ? fmt::format("{:.6g}", v) : "";
 }
 std::string CsvQuoted(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos)
@@ -153,30 +155,6 @@ void PrintSteps(std::ostream& out, const LogAnalysis& a, int width) {
   t.Print(out, width);
 }
 
-json StepJson(const LogStep& s) {
-  return {{"step", s.step},
-          {"line", s.line},
-          {"attempt", s.attempt},
-          {"validation", s.validation},
-          {"steps_covered", s.steps_covered},
-          {"time_s", Num(s.time_s)},
-          {"step_time_s", Num(s.step_time_s)},
-          {"tokens_per_s_per_gpu", Num(s.tokens_per_s_per_gpu)},
-          {"tokens_per_s", Num(s.tokens_per_s)},
-          {"samples_per_s", Num(s.samples_per_s)},
-          {"loss", Num(s.loss)},
-          {"grad_norm", Num(s.grad_norm)},
-          {"learning_rate", Num(s.learning_rate)},
-          {"skipped_iterations", s.skipped_iterations},
-          {"logged_tflops_per_gpu", Num(s.logged_tflops_per_gpu)},
-          {"logged_mfu", Num(s.logged_mfu)},
-          {"logged_total_flos", Num(s.logged_total_flos)},
-          {"tflops_per_gpu", Num(s.tflops_per_gpu)},
-          {"mfu", Num(s.mfu)},
-          {"mfu_megatron", Num(s.mfu_megatron)},
-          {"hfu", Num(s.hfu)}};
-}
-
 json SteadyJson(const LogSteadyState& s) {
   return {{"first_step", Int(s.first_step, -1)},
           {"last_step", Int(s.last_step, -1)},
@@ -219,6 +197,141 @@ json InputsJson(const LogAnalysis& a) {
       {"hardware_flops_per_token", a.hardware_flops_per_token > 0 ? json(a.hardware_flops_per_token) : json(nullptr)}};
 }
 
+// Output is gathered here and handed to the stream in pieces of about
+// kFlushBytes: the document is never held whole, whatever the step count.
+constexpr size_t kFlushBytes = size_t{1} << 16;
+
+class StreamBuffer {
+ public:
+  explicit StreamBuffer(std::ostream& out) : out_(out) {}
+  StreamBuffer(const StreamBuffer&) = delete;
+  StreamBuffer& operator=(const StreamBuffer&) = delete;
+  ~StreamBuffer() { Flush(); }
+
+  void Append(std::string_view s) { buffer_.append(s.data(), s.data() + s.size()); }
+  auto Out() { return std::back_inserter(buffer_); }
+  void MaybeFlush() {
+    if (buffer_.size() >= kFlushBytes)
+      Flush();
+  }
+  void Flush() {
+    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    buffer_.clear();
+  }
+
+ private:
+  std::ostream& out_;
+  fmt::memory_buffer buffer_;
+};
+
+// A double exactly as nlohmann::json dumps one (its to_chars: shortest
+// round-trip digits, "1024.0" for integral values, "1e-05"), so that the
+// streamed steps read byte for byte as the document the DOM printed;
+// null when not finite, as Num() gives.
+void AppendNumber(StreamBuffer& b, double v) {
+  if (!std::isfinite(v)) {
+    b.Append("null");
+    return;
+  }
+  std::array<char, 64> digits{};
+  const char* end = nlohmann::detail::to_chars(digits.data(), digits.data() + digits.size(), v);
+  b.Append(std::string_view(digits.data(), static_cast<size_t>(end - digits.data())));
+}
+
+// `"key": ` at the depth of a step's members (inside steps[], inside the
+// document: 6 spaces).
+void StepKey(StreamBuffer& b, std::string_view key) {
+  b.Append(",\n      \"");
+  b.Append(key);
+  b.Append("\": ");
+}
+
+void StepNumber(StreamBuffer& b, std::string_view key, double v) {
+  StepKey(b, key);
+  AppendNumber(b, v);
+}
+
+void StepInt(StreamBuffer& b, std::string_view key, int64_t v) {
+  StepKey(b, key);
+  fmt::format_to(b.Out(), "{}", v);
+}
+
+// One element of steps[] without building a DOM; the keys in the order
+// nlohmann's std::map printed them (sorted), which the streaming test
+// checks by re-dumping the parsed document.
+void AppendStep(StreamBuffer& b, const LogStep& s) {
+  fmt::format_to(b.Out(), "    {{\n      \"attempt\": {}", s.attempt);
+  StepNumber(b, "grad_norm", s.grad_norm);
+  StepNumber(b, "hfu", s.hfu);
+  StepNumber(b, "learning_rate", s.learning_rate);
+  StepInt(b, "line", s.line);
+  StepNumber(b, "logged_mfu", s.logged_mfu);
+  StepNumber(b, "logged_tflops_per_gpu", s.logged_tflops_per_gpu);
+  StepNumber(b, "logged_total_flos", s.logged_total_flos);
+  StepNumber(b, "loss", s.loss);
+  StepNumber(b, "mfu", s.mfu);
+  StepNumber(b, "mfu_megatron", s.mfu_megatron);
+  StepNumber(b, "samples_per_s", s.samples_per_s);
+  StepInt(b, "skipped_iterations", s.skipped_iterations);
+  StepInt(b, "step", s.step);
+  StepNumber(b, "step_time_s", s.step_time_s);
+  StepInt(b, "steps_covered", s.steps_covered);
+  StepNumber(b, "tflops_per_gpu", s.tflops_per_gpu);
+  StepNumber(b, "time_s", s.time_s);
+  StepNumber(b, "tokens_per_s", s.tokens_per_s);
+  StepNumber(b, "tokens_per_s_per_gpu", s.tokens_per_s_per_gpu);
+  StepKey(b, "validation");
+  b.Append(s.validation ? "true\n    }" : "false\n    }");
+}
+
+json FindingJson(const LogFinding& f) {
+  return {{"kind", f.kind},
+          {"step", Int(f.step, -1)},
+          {"line", Int(f.line, 0)},
+          {"attempt", Int(f.attempt, -1)},
+          {"origin", f.origin.empty() ? json(nullptr) : json(f.origin)},
+          {"message", f.message},
+          {"evidence", f.evidence}};
+}
+
+// `value` dumped as JsonText does, its continuation lines indented by
+// `indent` more spaces (a dumped string never holds a raw newline).
+void AppendIndented(StreamBuffer& b, const json& value, size_t indent) {
+  const std::string text = value.dump(2, ' ', false, json::error_handler_t::replace);
+  size_t at = 0;
+  for (size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', at)) {
+    b.Append(std::string_view(text).substr(at, nl + 1 - at));
+    for (size_t k = 0; k < indent; ++k)
+      b.Append(" ");
+    at = nl + 1;
+  }
+  b.Append(std::string_view(text).substr(at));
+}
+
+// A top-level array of the document, written one element at a time.
+template <typename T, typename AppendElement>
+void AppendArray(StreamBuffer& b, const std::vector<T>& items, AppendElement append) {
+  if (items.empty()) {
+    b.Append("[]");
+    return;
+  }
+  b.Append("[\n");
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0)
+      b.Append(",\n");
+    append(items[i]);
+    b.MaybeFlush();
+  }
+  b.Append("\n  ]");
+}
+
+// The CSV steps row of one step.
+void AppendCsvField(StreamBuffer& b, double v) {
+  b.Append(",");
+  if (std::isfinite(v))
+    fmt::format_to(b.Out(), "{:.6g}", v);
+}
+
 }  // namespace
 
 std::string RenderLogText(const LogAnalysis& a, const TextOptions& options) {
@@ -238,7 +351,15 @@ std::string RenderLogText(const LogAnalysis& a, const TextOptions& options) {
 }
 
 std::string RenderLogJson(const LogAnalysis& a) {
+  std::ostringstream out;
+  WriteLogJson(a, out);
+  return out.str();
+}
+
+void WriteLogJson(const LogAnalysis& a, std::ostream& out) {
   const LogTimeline& t = a.timeline;
+  // The small members as a DOM (sorted keys, as before); steps[] and
+  // findings[] are placeholders streamed in their sorted place.
   json j = report::JsonEnvelope();
   j["origin"] = t.origin;
   j["format"] = LogFormatId(t.format);
@@ -246,19 +367,8 @@ std::string RenderLogJson(const LogAnalysis& a) {
   j["throughput_source"] = a.throughput_source;
   j["inputs"] = InputsJson(a);
   j["steady_state"] = SteadyJson(a.steady_state);
-  j["findings"] = json::array();
-  for (const LogFinding& f : a.findings) {
-    j["findings"].push_back({{"kind", f.kind},
-                             {"step", Int(f.step, -1)},
-                             {"line", Int(f.line, 0)},
-                             {"attempt", Int(f.attempt, -1)},
-                             {"origin", f.origin.empty() ? json(nullptr) : json(f.origin)},
-                             {"message", f.message},
-                             {"evidence", f.evidence}});
-  }
-  j["steps"] = json::array();
-  for (const LogStep& s : t.steps)
-    j["steps"].push_back(StepJson(s));
+  j["findings"] = nullptr;
+  j["steps"] = nullptr;
   j["read"] = {{"bytes", t.stats.bytes},
                {"lines", t.stats.lines},
                {"step_lines", t.stats.step_lines},
@@ -269,30 +379,61 @@ std::string RenderLogJson(const LogAnalysis& a) {
                {"chosen_rank", t.stats.chosen_rank},
                {"formats_seen", t.stats.formats_seen}};
   j["notes"] = report::NotesJson(a.notes);
-  return report::JsonText(j);
+  StreamBuffer b(out);
+  b.Append("{\n");
+  size_t left = j.size();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    b.Append("  ");
+    b.Append(json(key).dump());
+    b.Append(": ");
+    if (key == "steps") {
+      AppendArray(b, t.steps, [&](const LogStep& s) { AppendStep(b, s); });
+    } else if (key == "findings") {
+      AppendArray(b, a.findings, [&](const LogFinding& f) {
+        b.Append("    ");
+        AppendIndented(b, FindingJson(f), 4);
+      });
+    } else {
+      AppendIndented(b, it.value(), 2);
+    }
+    b.Append(--left > 0 ? ",\n" : "\n");
+  }
+  b.Append("}\n");
+}
+
+void WriteLogStepsCsv(const LogAnalysis& a, std::ostream& out) {
+  StreamBuffer b(out);
+  b.Append(
+      "step,line,attempt,validation,time_s,step_time_s,tokens_per_s_per_gpu,tokens_per_s,samples_per_s,loss,"
+      "logged_tflops_per_gpu,logged_mfu,tflops_per_gpu,mfu,mfu_megatron,hfu\n");
+  for (const LogStep& s : a.timeline.steps) {
+    fmt::format_to(b.Out(), "{},{},{},{}", s.step, s.line, s.attempt, s.validation ? '1' : '0');
+    for (double v : {s.time_s, s.step_time_s, s.tokens_per_s_per_gpu, s.tokens_per_s, s.samples_per_s, s.loss,
+                     s.logged_tflops_per_gpu, s.logged_mfu, s.tflops_per_gpu, s.mfu, s.mfu_megatron, s.hfu})
+      AppendCsvField(b, v);
+    b.Append("\n");
+    b.MaybeFlush();
+  }
+}
+
+void WriteLogFindingsCsv(const LogAnalysis& a, std::ostream& out) {
+  StreamBuffer b(out);
+  b.Append("kind,step,line,origin,message,evidence\n");
+  for (const LogFinding& f : a.findings) {
+    b.Append(base::Join({f.kind, f.step >= 0 ? std::to_string(f.step) : "", f.line > 0 ? std::to_string(f.line) : "",
+                         CsvQuoted(f.origin), CsvQuoted(f.message), CsvQuoted(f.evidence)},
+                        ","));
+    b.Append("\n");
+    b.MaybeFlush();
+  }
 }
 
 std::vector<std::pair<std::string, std::string>> RenderLogCsv(const LogAnalysis& a) {
-  std::string steps =
-      "step,line,attempt,validation,time_s,step_time_s,tokens_per_s_per_gpu,tokens_per_s,samples_per_s,loss,"
-      "logged_tflops_per_gpu,logged_mfu,tflops_per_gpu,mfu,mfu_megatron,hfu\n";
-  for (const LogStep& s : a.timeline.steps) {
-    steps += base::Join(
-        {std::to_string(s.step), std::to_string(s.line), std::to_string(s.attempt), s.validation ? "1" : "0",
-         CsvField(s.time_s), CsvField(s.step_time_s), CsvField(s.tokens_per_s_per_gpu), CsvField(s.tokens_per_s),
-         CsvField(s.samples_per_s), CsvField(s.loss), CsvField(s.logged_tflops_per_gpu), CsvField(s.logged_mfu),
-         CsvField(s.tflops_per_gpu), CsvField(s.mfu), CsvField(s.mfu_megatron), CsvField(s.hfu)},
-        ",");
-    steps += "\n";
-  }
-  std::string findings = "kind,step,line,origin,message,evidence\n";
-  for (const LogFinding& f : a.findings) {
-    findings += base::Join({f.kind, f.step >= 0 ? std::to_string(f.step) : "", f.line > 0 ? std::to_string(f.line) : "",
-                            CsvQuoted(f.origin), CsvQuoted(f.message), CsvQuoted(f.evidence)},
-                           ",");
-    findings += "\n";
-  }
-  return {{"steps.csv", std::move(steps)}, {"findings.csv", std::move(findings)}};
+  std::ostringstream steps, findings;
+  WriteLogStepsCsv(a, steps);
+  WriteLogFindingsCsv(a, findings);
+  return {{"steps.csv", steps.str()}, {"findings.csv", findings.str()}};
 }
 
 }  // namespace mfu
