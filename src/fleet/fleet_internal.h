@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -99,6 +100,30 @@ StatusOr<std::map<std::string, std::vector<std::string>>> ReadHpcJobMapping(cons
 // (GPUs x dense peak at the job's precision). Errors name the --jobs entry.
 StatusOr<double> ReportedMfu(const FleetJobReport& report, const JobEstimate& job, const std::vector<GpuEstimate>& gpus,
                              const FileSystem& fs);
+
+// A job's training logs as its report (job_log.cc): the steady-state MFU
+// (nullopt when the log cannot give one: a "log_missing_input" finding
+// names the --jobs fields to add), where it came from, what the log said,
+// and the job findings its log findings make ("log_restart",
+// "log_peak_a100_fallback", ...).
+struct JobLogResult {
+  std::optional<double> mfu;
+  std::string source;  // "log FILE: steady state steps a-b, convention c"
+  JobLogSummary summary;
+  std::vector<FleetFinding> findings;
+};
+// Reads and analyses `report.log` (AnalyzeTrainingLogFiles) with the
+// entry's model, gpu, gpus, seq_len, global_batch, precision and
+// convention, else the log's header, else the accelerator and GPU count
+// the telemetry shows for `job`. Errors name the flag or jobs-file field
+// and the file: a read error (kNotFound), a file without step lines
+// (kParse), a bad entry field (kParse, "--jobs entry 'ID': ...").
+StatusOr<JobLogResult> AnalyzeJobLog(const FleetJobReport& report, const JobEstimate& job,
+                                     const std::vector<GpuEstimate>& gpus, const HardwareDb& hardware,
+                                     const FileSystem& fs);
+// Every log of `report` is a regular file: kNotFound naming the flag or
+// field and the file otherwise (checked before the telemetry is read).
+Status CheckJobLogs(const FleetJobReport& report, const FileSystem& fs);
 
 // The time-weighted median of `values` (weights > 0); NaN when empty.
 double Median(std::vector<double> values);
