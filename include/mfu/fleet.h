@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@
 #include "mfu/telemetry.h"
 
 namespace mfu {
+namespace fleet {
+class JobLogCache;  // fleet/fleet_internal.h
+}  // namespace fleet
 
 inline constexpr int kFleetSchemaVersion = 1;
 
@@ -201,6 +205,13 @@ struct FleetOptions {
   // Reads the mapping directory and --jobs model config paths; nullptr: no
   // files (model presets only, no mapping directory).
   const FileSystem* file_system = nullptr;
+  // Keeps each job's log analysis across analyses that share it (the
+  // exporter's refreshes): a job's logs are read again only when a file's
+  // size, or the accelerator or GPU count the telemetry shows for the job,
+  // changed, or 30 s after the last read; a read that then fails keeps the
+  // last result (with a log_stale finding) instead of failing the analysis.
+  // nullptr: read on every analysis, a failure is the analysis' error.
+  std::shared_ptr<fleet::JobLogCache> job_log_cache;
 };
 
 // Streams a telemetry input into a FleetReport: a TelemetryVisitor that keeps

@@ -44,7 +44,8 @@ struct FleetAnalyzer::State {
       MFU_ASSIGN_OR_RETURN(mapping, fleet::ReadHpcJobMapping(*options.file_system, options.hpc_job_mapping_dir));
     }
     for (const FleetJobReport& r : options.job_reports) {
-      if (!r.log.empty()) {
+      // With a cache (the exporter) the logs were checked once, at its start.
+      if (!r.log.empty() && options.job_log_cache == nullptr) {
         if (options.file_system == nullptr)
           return InternalError("FleetOptions.file_system is required with a job's log");
         MFU_RETURN_IF_ERROR(fleet::CheckJobLogs(r, *options.file_system));
@@ -65,7 +66,12 @@ struct FleetAnalyzer::State {
     const FileSystem& fs = options.file_system != nullptr ? *options.file_system : no_files;
     std::optional<double> mfu;
     if (!r.log.empty()) {
-      MFU_ASSIGN_OR_RETURN(fleet::JobLogResult log, fleet::AnalyzeJobLog(r, job, estimates, *options.hardware, fs));
+      fleet::JobLogResult log;
+      if (options.job_log_cache != nullptr) {
+        log = options.job_log_cache->Get(r, job, estimates, *options.hardware, fs);
+      } else {
+        MFU_ASSIGN_OR_RETURN(log, fleet::AnalyzeJobLog(r, job, estimates, *options.hardware, fs));
+      }
       mfu = log.mfu;
       job.reported_source = std::move(log.source);
       job.reported_log = std::move(log.summary);

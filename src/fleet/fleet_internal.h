@@ -6,8 +6,10 @@
 // the --jobs file, the mapping directory and the reported MFU
 // (jobs_file.cc). FleetAnalyzer (analyzer.cc) strings them together.
 
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -121,6 +123,29 @@ struct JobLogResult {
 StatusOr<JobLogResult> AnalyzeJobLog(const FleetJobReport& report, const JobEstimate& job,
                                      const std::vector<GpuEstimate>& gpus, const HardwareDb& hardware,
                                      const FileSystem& fs);
+// FleetOptions::job_log_cache: the last analysis of each job's logs with
+// what it depended on. Locked: one analysis at a time may use it.
+class JobLogCache {
+ public:
+  static constexpr double kRereadS = 30;
+  // AnalyzeJobLog, or the kept result when nothing it depends on changed.
+  // A failed read with a kept result returns that result with a
+  // "log_stale" finding; with none, a result holding only a "log_error"
+  // finding (the exporter keeps serving the telemetry).
+  JobLogResult Get(const FleetJobReport& report, const JobEstimate& job, const std::vector<GpuEstimate>& gpus,
+                   const HardwareDb& hardware, const FileSystem& fs);
+
+ private:
+  struct Entry {
+    std::vector<uint64_t> sizes;
+    std::string telemetry;  // accelerators and GPU count of the job
+    std::chrono::steady_clock::time_point read_at;
+    JobLogResult result;
+  };
+  std::mutex mu_;
+  std::map<std::string, Entry> entries_;  // by job id
+};
+
 // Every log of `report` is a regular file: kNotFound naming the flag or
 // field and the file otherwise (checked before the telemetry is read).
 Status CheckJobLogs(const FleetJobReport& report, const FileSystem& fs);

@@ -162,6 +162,37 @@ Status CheckJobLogs(const FleetJobReport& report, const FileSystem& fs) {
   return Status::Ok();
 }
 
+JobLogResult JobLogCache::Get(const FleetJobReport& report, const JobEstimate& job,
+                              const std::vector<GpuEstimate>& gpus, const HardwareDb& hardware, const FileSystem& fs) {
+  const TelemetryView view = ViewOf(job, gpus);
+  const std::string telemetry =
+      base::Join({view.accelerators.begin(), view.accelerators.end()}, ",") + "/" + std::to_string(view.gpus);
+  std::vector<uint64_t> sizes;
+  for (const FleetJobLog& log : report.log) {
+    StatusOr<FileInfo> info = fs.Stat(log.path);
+    sizes.push_back(info.ok() && info->kind == FileKind::kRegular ? info->size_bytes : ~uint64_t{0});
+  }
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(report.id);
+  if (it != entries_.end() && it->second.sizes == sizes && it->second.telemetry == telemetry &&
+      std::chrono::duration<double>(now - it->second.read_at).count() < kRereadS)
+    return it->second.result;
+  StatusOr<JobLogResult> fresh = AnalyzeJobLog(report, job, gpus, hardware, fs);
+  if (fresh.ok()) {
+    entries_[report.id] = {sizes, telemetry, now, *fresh};
+    return *std::move(fresh);
+  }
+  if (it == entries_.end()) {
+    JobLogResult failed;
+    failed.findings.push_back({"log_error", fresh.status().message() + ": no reported MFU"});
+    return failed;
+  }
+  JobLogResult kept = it->second.result;
+  kept.findings.push_back({"log_stale", fresh.status().message() + ": the last good read's reported MFU is kept"});
+  return kept;
+}
+
 StatusOr<JobLogResult> AnalyzeJobLog(const FleetJobReport& report, const JobEstimate& job,
                                      const std::vector<GpuEstimate>& gpus, const HardwareDb& hardware,
                                      const FileSystem& fs) {

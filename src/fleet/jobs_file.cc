@@ -54,7 +54,7 @@ Status ParseLogField(const nlohmann::json& value, const std::string& where, Flee
 
 // tokens_per_sec, or step_time_s with global_batch, or (with a log) neither.
 Status ParseThroughput(const nlohmann::json& entry, const std::string& where, bool flag_log, FleetJobReport& job) {
-  const bool log = !job.log.empty() || flag_log;
+  const bool log = !job.log.empty();  // conflicts with a throughput; --job-log's is AddFleetJobLogs' error
   if (entry.contains("tokens_per_sec")) {
     if (entry.contains("step_time_s") || log)
       return ParseError(where + ": give one of tokens_per_sec, step_time_s with global_batch, or log, not two");
@@ -69,7 +69,7 @@ Status ParseThroughput(const nlohmann::json& entry, const std::string& where, bo
     if (!entry.contains("global_batch") || !IsPositiveInteger(entry["global_batch"]))
       return ParseError(where + ".global_batch must be a positive integer (with step_time_s)");
     job.step_time_s = entry["step_time_s"].get<double>();
-  } else if (!log) {
+  } else if (!log && !flag_log) {
     return ParseError(where + ": give tokens_per_sec, or step_time_s with global_batch, or log (or --job-log " +
                       job.id + "=FILE)");
   }
