@@ -147,7 +147,7 @@ class JobLogCache {
 };
 
 // Every log of `report` is a regular file: kNotFound naming the flag or
-// field and the file otherwise (checked before the telemetry is read).
+// field and the file otherwise (checked when an analysis starts).
 Status CheckJobLogs(const FleetJobReport& report, const FileSystem& fs);
 
 // The time-weighted median of `values` (weights > 0); NaN when empty.

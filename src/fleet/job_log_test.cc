@@ -51,6 +51,17 @@ std::string Telemetry() {
   return testing::GenerateExposition(gen);
 }
 
+// Six torchtitan step lines (steps 10-60) as torchtitan's train.py logs
+// them (torchtitan @ 2025-03, "step: %2d  loss: %7.4f  memory:
+// %5.2fGiB(%.2f%%)  tps: %s  mfu: %.2f%%"), each at `tps` and `mfu`.
+std::string TitanSteps(const std::string& tps, const std::string& mfu) {
+  std::string text;
+  for (int step = 10; step <= 60; step += 10)
+    text += "2025-03-04 00:44:44,441 - root - INFO - step: " + std::to_string(step) +
+            "  loss:  3.4370  memory: 68.57GiB(86.69%)  tps: " + tps + "  mfu: " + mfu + "\n";
+  return text;
+}
+
 class JobLogTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -159,15 +170,9 @@ TEST_F(JobLogTest, JobsFileGpuOverridesTheTelemetry) {
 
 // A torchtitan log whose own MFU divides by the A100's 312 TFLOP/s on an
 // H100 (torchtitan PR#4779's fallback): 57,914,449,920 x 6,785 / 312e12 =
-// 125.94% printed, 39.72% recomputed. Format as torchtitan's
-// train.py logs it (torchtitan @ 2025-03, "step: %2d  loss: %7.4f  memory:
-// %5.2fGiB(%.2f%%)  tps: %s  mfu: %.2f%%").
+// 125.94% printed, 39.72% recomputed.
 TEST_F(JobLogTest, LoggedMfuWrongBecomesAJobFinding) {
-  std::string text;
-  for (int step = 10; step <= 60; step += 10)
-    text += "2025-03-04 00:44:44,441 - root - INFO - step: " + std::to_string(step) +
-            "  loss:  3.4370  memory: 68.57GiB(86.69%)  tps: 6,785  mfu: 125.94%\n";
-  fs_.AddFile("a100peak.log", text);
+  fs_.AddFile("a100peak.log", TitanSteps("6,785", "125.94%"));
   StatusOr<FleetReport> r =
       Analyze(R"({"jobs": [{"id": "1000", "model": "llama-3.1-8b", "seq_len": 8192, "log": ["a100peak.log"]}]})");
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -186,12 +191,9 @@ TEST_F(JobLogTest, LoggedMfuWrongBecomesAJobFinding) {
 // even where the telemetry shows H100s, and the disagreement is a finding:
 // 57,914,449,920 x 2,000 / 312e12 = 0.37125.
 TEST_F(JobLogTest, HeaderDeviceBeatsTheTelemetry) {
-  std::string text =
-      "2025-03-04 00:30:00,000 - root - INFO - CUDA capacity: NVIDIA A100-SXM4-80GB with 79.15GiB memory\n";
-  for (int step = 10; step <= 60; step += 10)
-    text += "2025-03-04 00:44:44,441 - root - INFO - step: " + std::to_string(step) +
-            "  loss:  3.4370  memory: 68.57GiB(86.69%)  tps: 2,000  mfu: 37.12%\n";
-  fs_.AddFile("a100.log", text);
+  fs_.AddFile("a100.log",
+              "2025-03-04 00:30:00,000 - root - INFO - CUDA capacity: NVIDIA A100-SXM4-80GB with 79.15GiB memory\n" +
+                  TitanSteps("2,000", "37.12%"));
   StatusOr<FleetReport> r =
       Analyze(R"({"jobs": [{"id": "1000", "model": "llama-3.1-8b", "seq_len": 8192, "log": "a100.log"}]})");
   ASSERT_TRUE(r.ok()) << r.status().message();

@@ -333,14 +333,14 @@ std::vector<std::pair<std::string, std::string>> RenderFleetCsv(const FleetRepor
   }
   std::string jobs =
       "id,source,gpus,estimated_mfu,mfu_min,mfu_median,mfu_max,reported_mfu,reported_to_estimated,"
-      "stragglers\n";
+      "stragglers,reported_source\n";
   for (const JobEstimate& j : r.jobs) {
     jobs +=
-        base::Join(
-            {CsvText(j.id), j.source, std::to_string(j.gpus.size()), CsvNum(j.estimated_mfu), CsvNum(j.mfu_min),
-             CsvNum(j.mfu_median), CsvNum(j.mfu_max), j.reported_mfu ? CsvNum(*j.reported_mfu) : "",
-             j.reported_to_estimated ? CsvNum(*j.reported_to_estimated) : "", CsvText(base::Join(j.stragglers, " "))},
-            ",") +
+        base::Join({CsvText(j.id), j.source, std::to_string(j.gpus.size()), CsvNum(j.estimated_mfu), CsvNum(j.mfu_min),
+                    CsvNum(j.mfu_median), CsvNum(j.mfu_max), j.reported_mfu ? CsvNum(*j.reported_mfu) : "",
+                    j.reported_to_estimated ? CsvNum(*j.reported_to_estimated) : "",
+                    CsvText(base::Join(j.stragglers, " ")), CsvText(j.reported_source)},
+                   ",") +
         "\n";
   }
   std::string nodes = "hostname,gpus,estimated_mfu,power_watts\n";
