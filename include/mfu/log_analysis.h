@@ -31,21 +31,21 @@ struct LogAnalysisRequest {
   std::optional<ModelSpec> model;  // resolved by the caller (preset, config.json); else built from the header's dims
   std::string gpu;                 // accelerator name, alias or id; "" -> the header's device name
   int64_t gpus = 0;                // world size; 0 -> header
+  int64_t seq_len = 0;             // 0 -> header
+  int64_t global_batch = 0;        // sequences per step; 0 -> header / the step lines
+  std::string convention;          // "" -> the source framework's convention (frameworks' table in docs/logs.md)
+  std::string precision;           // "" -> header, else bf16 (stated in a note)
+  std::string recompute;           // "" -> header, else none
+  double tolerance = 0.10;         // relative disagreement beyond which a logged figure is a finding
+  // Steady-state detection: steps whose throughput is within `steady_band`
+  // of the run's median after warm-up.
+  double steady_band = 0.10;
   // Used only where neither the fields above nor the header give a usable
   // value (the fleet view passes what the telemetry shows for the job's
   // GPUs); the analysis states `fallback_source` as the value's source.
   std::string fallback_gpu;
   int64_t fallback_gpus = 0;
   std::string fallback_source = "fallback";
-  int64_t seq_len = 0;       // 0 -> header
-  int64_t global_batch = 0;  // sequences per step; 0 -> header / the step lines
-  std::string convention;    // "" -> the source framework's convention (frameworks' table in docs/logs.md)
-  std::string precision;     // "" -> header, else bf16 (stated in a note)
-  std::string recompute;     // "" -> header, else none
-  double tolerance = 0.10;   // relative disagreement beyond which a logged figure is a finding
-  // Steady-state detection: steps whose throughput is within `steady_band`
-  // of the run's median after warm-up.
-  double steady_band = 0.10;
 };
 
 // Finding kinds, stable ids for scripts (docs/logs.md lists each with its
