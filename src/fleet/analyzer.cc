@@ -208,9 +208,13 @@ StatusOr<FleetReport> FleetAnalyzer::Finish(const TelemetryReadStats& read, std:
   report.fleet = fleet::ComputeTotals(report.gpus);
   AddNotes(s.options, s.default_precision_used, s.snapshot_used, read, report.notes);
   for (const FleetJobReport& r : s.options.job_reports) {
-    if (matched.count(r.id) == 0)
+    if (matched.count(r.id) == 0) {
+      // An entry only --job-log made has no jobs-file line to point at.
+      const bool flag_only = !r.log.empty() && r.model.empty() && base::StartsWith(r.log.front().given_by, "--job-log");
       report.notes.push_back({NoteKind::kWarning, "jobs_file_unmatched",
-                              "--jobs entry '" + r.id + "' names no job in the telemetry (give it a 'match')"});
+                              (flag_only ? "--job-log job '" : "--jobs entry '") + r.id +
+                                  "' names no job in the telemetry (give it a 'match' in --jobs)"});
+    }
   }
   return report;
 }

@@ -148,6 +148,13 @@ TEST_F(JobLogTest, JobLogFlagWithoutAJobsFile) {
   ASSERT_NE(missing, nullptr);
   EXPECT_NE(missing->message.find("add model, seq_len to the job's --jobs entry"), std::string::npos)
       << missing->message;
+  // A job the telemetry does not show: a note naming the flag.
+  StatusOr<FleetReport> unmatched = Analyze("", {"9999=titan.log"});
+  ASSERT_TRUE(unmatched.ok()) << unmatched.status().message();
+  bool note = false;
+  for (const Note& n : unmatched->notes)
+    note = note || (n.code == "jobs_file_unmatched" && n.message.rfind("--job-log job '9999'", 0) == 0);
+  EXPECT_TRUE(note);
   // The jobs file gives the model; --job-log the log: the same MFU.
   StatusOr<FleetReport> both =
       Analyze(R"({"jobs": [{"id": "1000", "model": "llama-3.1-8b", "seq_len": 8192}]})", {"1000=titan.log"});
