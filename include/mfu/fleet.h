@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@
 #include "mfu/telemetry.h"
 
 namespace mfu {
+namespace fleet {
+class JobLogCache;  // fleet/fleet_internal.h
+}  // namespace fleet
 
 inline constexpr int kFleetSchemaVersion = 1;
 
@@ -90,20 +94,56 @@ struct GpuEstimate {
   std::vector<FleetFinding> findings;
 };
 
+// One training log of a job: its path and who named it, for errors
+// ("--job-log 501=train.log", "jobs.json: jobs[0].log").
+struct FleetJobLog {
+  std::string path;
+  std::string given_by;
+};
+
 // A job's own report of its throughput (the --jobs file): the model-FLOPs
-// MFU beside the telemetry estimate.
+// MFU beside the telemetry estimate. The throughput is `tokens_per_sec`,
+// `step_time_s` with `global_batch`, or the job's training logs (`log`:
+// read and analysed by AnalyzeTrainingLogFiles, mfu/log_analysis.h; its
+// steady-state MFU is the reported MFU).
 struct FleetJobReport {
   std::string id;             // matches a job id from labels or mapping
-  std::string model;          // a model preset, alias or config path
+  std::string model;          // a model preset, alias or config path ("" with a log: its header's)
   double tokens_per_sec = 0;  // whole job; or
   double step_time_s = 0;     // with global_batch x seq_len tokens per step
   int64_t global_batch = 0;
-  int64_t seq_len = 0;
-  std::string precision;   // "" -> the analysis precision
-  std::string convention;  // FLOPs convention of reported_mfu; "" -> megatron
+  int64_t seq_len = 0;     // 0 only with a log: its header's
+  std::string precision;   // "" -> the analysis precision (with a log: the log's, else bf16)
+  std::string convention;  // FLOPs convention of reported_mfu; "" -> megatron (with a log: its framework's)
+  // Training logs of the job, in order (attempts of one run). With a log,
+  // `gpu` (an accelerator name) and `gpus` (the job's GPU count) override
+  // the log's header; "" / 0: the header's, else what the telemetry shows
+  // for the job's GPUs.
+  std::vector<FleetJobLog> log;
+  std::string gpu;
+  int64_t gpus = 0;
   // Selects the job's GPUs when labels do not name it: a prefix of
   // "namespace/pod", or an hpc_job value ("" -> `id` is matched as the job id).
   std::string match;
+};
+
+// What a job's training log gave the fleet view (reported MFU from a log).
+struct JobLogSummary {
+  std::vector<std::string> files;
+  std::string format;  // LogFormatId
+  int32_t attempts = 1;
+  int64_t first_step = -1, last_step = -1;  // the steady-state window
+  int64_t step_lines = 0;                   // timeline entries in the window
+  std::string convention;                   // ConventionName of the MFU
+  double tokens_per_s_per_gpu = 0;          // steady-state median; NaN when unknown
+  double mfu = 0;                           // steady-state MFU; NaN when the log cannot give one
+  double logged_mfu = 0;                    // the framework's own figure, steady state; NaN when not printed
+  std::string model, model_source;          // sources: "jobs file", "header", "telemetry"
+  std::string gpu, gpu_source;              // hardware database id
+  int64_t gpus = 0;
+  std::string gpus_source;
+  int64_t seq_len = 0;
+  std::string seq_len_source;
 };
 
 struct JobEstimate {
@@ -116,6 +156,11 @@ struct JobEstimate {
   std::vector<std::string> stragglers;          // device keys far below the median
   std::optional<double> reported_mfu;           // model FLOPs MFU from the job's throughput
   std::optional<double> reported_to_estimated;  // reported / estimated
+  // Where reported_mfu came from: "jobs file: tokens_per_sec, convention
+  // megatron", "log train.log: steady state steps 100-900, convention palm";
+  // "" without a report.
+  std::string reported_source;
+  std::optional<JobLogSummary> reported_log;  // set when the report is a log
   std::vector<FleetFinding> findings;
 };
 
@@ -160,6 +205,13 @@ struct FleetOptions {
   // Reads the mapping directory and --jobs model config paths; nullptr: no
   // files (model presets only, no mapping directory).
   const FileSystem* file_system = nullptr;
+  // Keeps each job's log analysis across analyses that share it (the
+  // exporter's refreshes): a job's logs are read again only when a file's
+  // size, or the accelerator or GPU count the telemetry shows for the job,
+  // changed, or 30 s after the last read; a read that then fails keeps the
+  // last result (with a log_stale finding) instead of failing the analysis.
+  // nullptr: read on every analysis, a failure is the analysis' error.
+  std::shared_ptr<fleet::JobLogCache> job_log_cache;
 };
 
 // Streams a telemetry input into a FleetReport: a TelemetryVisitor that keeps
@@ -181,8 +233,19 @@ class FleetAnalyzer final : public TelemetryVisitor {
 StatusOr<FleetReport> AnalyzeFleet(std::string_view text, std::string_view origin, const FleetOptions& options);
 
 // Reads a --jobs file (JSON: {"jobs": [{"id", "model", "tokens_per_sec" |
-// "step_time_s" + "global_batch" + "seq_len", "precision"}]}); errors name
-// the file and field.
-StatusOr<std::vector<FleetJobReport>> ParseFleetJobs(std::string_view text, std::string_view origin);
+// "step_time_s" + "global_batch" + "seq_len" | "log", "precision",
+// "convention", "match", "gpu", "gpus"}]}; `log` a path or an array of
+// paths, relative paths as written); errors name the file and field.
+// `job_logs`: the --job-log JOB=FILE values, added by AddFleetJobLogs (an
+// entry whose job they name needs no throughput of its own).
+StatusOr<std::vector<FleetJobReport>> ParseFleetJobs(std::string_view text, std::string_view origin,
+                                                     const std::vector<std::string>& job_logs = {});
+
+// Adds `--job-log JOB=FILE` values to `reports`, in order: FILE is appended
+// to the `log` of JOB's entry, or of a new entry {id: JOB} when the jobs
+// file has none. kInvalidArgument (a usage error) naming the flag for a
+// value without '=', an empty JOB or FILE, or a JOB whose --jobs entry
+// gives its throughput (tokens_per_sec or step_time_s) already.
+Status AddFleetJobLogs(const std::vector<std::string>& job_logs, std::vector<FleetJobReport>& reports);
 
 }  // namespace mfu

@@ -40,6 +40,12 @@ struct LogAnalysisRequest {
   // Steady-state detection: steps whose throughput is within `steady_band`
   // of the run's median after warm-up.
   double steady_band = 0.10;
+  // Used only where neither the fields above nor the header give a usable
+  // value (the fleet view passes what the telemetry shows for the job's
+  // GPUs); the analysis states `fallback_source` as the value's source.
+  std::string fallback_gpu;
+  int64_t fallback_gpus = 0;
+  std::string fallback_source = "fallback";
 };
 
 // Finding kinds, stable ids for scripts (docs/logs.md lists each with its

@@ -38,6 +38,9 @@ class FleetAnalyzeCommand final : public Command {
     app.add_option("--precision", precision_,
                    "Precision of the jobs' GEMMs: the dense peak that is the denominator [default: bf16, stated]");
     app.add_option("--jobs", jobs_file_, "JSON of the jobs' own throughput: model MFU beside the estimate");
+    app.add_option("--job-log", job_logs_,
+                   "JOB=FILE: a job's training log (mfu log's formats); its steady-state MFU is the job's reported "
+                   "MFU. Repeat it: a job's files are its attempts, in order");
     app.add_option("--hpc-job-mapping-dir", mapping_dir_,
                    "dcgm-exporter's --hpc-job-mapping-dir: a file per GPU index holding job ids");
     app.add_option("--hardware-file", hardware_file_, "CSV adding or overriding accelerators");
@@ -70,7 +73,9 @@ class FleetAnalyzeCommand final : public Command {
     }
     if (!jobs_file_.empty()) {
       MFU_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(jobs_file_, kMaxConfigFileBytes));
-      MFU_ASSIGN_OR_RETURN(options.job_reports, ParseFleetJobs(text, jobs_file_));
+      MFU_ASSIGN_OR_RETURN(options.job_reports, ParseFleetJobs(text, jobs_file_, job_logs_));
+    } else {
+      MFU_RETURN_IF_ERROR(AddFleetJobLogs(job_logs_, options.job_reports));
     }
     if (!mapping_dir_.empty()) {
       MFU_ASSIGN_OR_RETURN(FileInfo info, fs.Stat(mapping_dir_));
@@ -95,6 +100,7 @@ class FleetAnalyzeCommand final : public Command {
 
  private:
   std::string input_, precision_, jobs_file_, mapping_dir_, hardware_file_, csv_dir_;
+  std::vector<std::string> job_logs_;
   std::optional<double> now_s_;
   double interval_s_ = 30, stale_after_s_ = 120;
   bool json_ = false;

@@ -80,6 +80,9 @@ class FleetServeCommand final : public Command {
     app.add_option("--precision", precision_,
                    "Precision of the jobs' matmuls, selecting the dense peak [default: bf16, stated as an assumption]");
     app.add_option("--jobs", jobs_, "Jobs file (JSON: id, model, tokens_per_sec or step time; docs/fleet.md)");
+    app.add_option("--job-log", job_logs_,
+                   "JOB=FILE: a job's training log; its steady-state MFU is served as mfu_job_reported_mfu_ratio "
+                   "(re-read when it changes). Repeat it: a job's files are its attempts");
     app.add_option("--hpc-job-mapping-dir", mapping_dir_, "dcgm-exporter's --hpc-job-mapping-dir (Slurm job ids)");
     app.add_option("--goodput-events", goodput_events_,
                    "JOB=FILE: a job's goodput event file (mfu goodput's sources), served as "
@@ -110,7 +113,9 @@ class FleetServeCommand final : public Command {
     }
     if (!jobs_.empty()) {
       MFU_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(jobs_));
-      MFU_ASSIGN_OR_RETURN(options.analysis.job_reports, ParseFleetJobs(text, jobs_));
+      MFU_ASSIGN_OR_RETURN(options.analysis.job_reports, ParseFleetJobs(text, jobs_, job_logs_));
+    } else {
+      MFU_RETURN_IF_ERROR(AddFleetJobLogs(job_logs_, options.analysis.job_reports));
     }
     for (const std::string& entry : goodput_events_) {
       const size_t eq = entry.find('=');
@@ -152,7 +157,7 @@ class FleetServeCommand final : public Command {
 
  private:
   std::string upstream_, listen_ = ":9401", precision_, jobs_, mapping_dir_;
-  std::vector<std::string> goodput_events_;
+  std::vector<std::string> goodput_events_, job_logs_;
   double timeout_s_ = 5, max_age_s_ = 0;
 };
 

@@ -175,6 +175,7 @@ const std::vector<FlagSpec> kVocabulary = {
     {"jobs' own throughput (JSON)", "--jobs", "", "", "fleet", K::kText},
     {"dcgm-exporter's job mapping directory", "--hpc-job-mapping-dir", "", "", "fleet", K::kText},
     {"a job's goodput event file (JOB=FILE)", "--goodput-events", "", "", "fleet", K::kText},
+    {"a job's training log (JOB=FILE), its reported MFU", "--job-log", "", "", "fleet", K::kText},
     {"Unix time (s) of the staleness check", "--now", "", "", "fleet", K::kNumber, 0, 1e11},
     {"seconds one snapshot stands for", "--interval", "", "", "fleet", K::kPositive, 0, 86400},
     {"seconds after which a sample is stale", "--stale-after", "", "", "fleet", K::kPositive, 0, kMaxSeconds},

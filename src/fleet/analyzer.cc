@@ -44,6 +44,12 @@ struct FleetAnalyzer::State {
       MFU_ASSIGN_OR_RETURN(mapping, fleet::ReadHpcJobMapping(*options.file_system, options.hpc_job_mapping_dir));
     }
     for (const FleetJobReport& r : options.job_reports) {
+      // With a cache (the exporter) the logs were checked once, at its start.
+      if (!r.log.empty() && options.job_log_cache == nullptr) {
+        if (options.file_system == nullptr)
+          return InternalError("FleetOptions.file_system is required with a job's log");
+        MFU_RETURN_IF_ERROR(fleet::CheckJobLogs(r, *options.file_system));
+      }
       if (!r.precision.empty()) {
         StatusOr<DType> d = ParseDType(r.precision);
         if (!d.ok())
@@ -51,6 +57,43 @@ struct FleetAnalyzer::State {
         job_precision[r.id] = *d;
       }
     }
+    return Status::Ok();
+  }
+
+  // The job's reported MFU: from its --jobs throughput or its logs.
+  Status Report(const FleetJobReport& r, const std::vector<GpuEstimate>& estimates, JobEstimate& job) const {
+    const InMemoryFileSystem no_files;
+    const FileSystem& fs = options.file_system != nullptr ? *options.file_system : no_files;
+    std::optional<double> mfu;
+    if (!r.log.empty()) {
+      fleet::JobLogResult log;
+      if (options.job_log_cache != nullptr) {
+        log = options.job_log_cache->Get(r, job, estimates, *options.hardware, fs);
+      } else {
+        MFU_ASSIGN_OR_RETURN(log, fleet::AnalyzeJobLog(r, job, estimates, *options.hardware, fs));
+      }
+      mfu = log.mfu;
+      job.reported_source = std::move(log.source);
+      job.reported_log = std::move(log.summary);
+      job.findings.insert(job.findings.end(), log.findings.begin(), log.findings.end());
+      if (!mfu)
+        return Status::Ok();  // a log_missing_input finding says what to add
+    } else {
+      MFU_ASSIGN_OR_RETURN(mfu, fleet::ReportedMfu(r, job, estimates, fs));
+      job.reported_source =
+          fmt::format("jobs file: {}, convention {}",
+                      r.tokens_per_sec > 0 ? "tokens_per_sec" : "step_time_s x global_batch x seq_len",
+                      r.convention.empty() ? "megatron" : r.convention);
+    }
+    if (std::isnan(*mfu)) {
+      job.findings.push_back({"unknown_accelerator",
+                              "a GPU of the job has no dense peak at its precision: no "
+                              "reported MFU"});
+      return Status::Ok();
+    }
+    job.reported_mfu = *mfu;
+    if (job.estimated_mfu > 0)
+      job.reported_to_estimated = *mfu / job.estimated_mfu;
     return Status::Ok();
   }
 
@@ -158,27 +201,20 @@ StatusOr<FleetReport> FleetAnalyzer::Finish(const TelemetryReadStats& read, std:
       if (r.id != job.id)
         continue;
       matched.insert(r.id);
-      const InMemoryFileSystem no_files;
-      const FileSystem& fs = s.options.file_system != nullptr ? *s.options.file_system : no_files;
-      MFU_ASSIGN_OR_RETURN(double mfu, fleet::ReportedMfu(r, job, report.gpus, fs));
-      if (std::isnan(mfu)) {
-        job.findings.push_back({"unknown_accelerator",
-                                "a GPU of the job has no dense peak at its precision: no "
-                                "reported MFU"});
-        continue;
-      }
-      job.reported_mfu = mfu;
-      if (job.estimated_mfu > 0)
-        job.reported_to_estimated = mfu / job.estimated_mfu;
+      MFU_RETURN_IF_ERROR(s.Report(r, report.gpus, job));
     }
   }
   report.nodes = fleet::GroupNodes(report.gpus);
   report.fleet = fleet::ComputeTotals(report.gpus);
   AddNotes(s.options, s.default_precision_used, s.snapshot_used, read, report.notes);
   for (const FleetJobReport& r : s.options.job_reports) {
-    if (matched.count(r.id) == 0)
+    if (matched.count(r.id) == 0) {
+      // An entry only --job-log made has no jobs-file line to point at.
+      const bool flag_only = !r.log.empty() && r.model.empty() && base::StartsWith(r.log.front().given_by, "--job-log");
       report.notes.push_back({NoteKind::kWarning, "jobs_file_unmatched",
-                              "--jobs entry '" + r.id + "' names no job in the telemetry (give it a 'match')"});
+                              (flag_only ? "--job-log job '" : "--jobs entry '") + r.id +
+                                  "' names no job in the telemetry (give it a 'match' in --jobs)"});
+    }
   }
   return report;
 }

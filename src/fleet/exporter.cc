@@ -10,11 +10,13 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
 #include <utility>
 
+#include "fleet/fleet_internal.h"
 #include "fleet/goodput_counters.h"
 #include "mfu/fleet_exporter.h"
 #include "mfu/http_fetch.h"
@@ -353,6 +355,17 @@ StatusOr<std::unique_ptr<FleetExporter>> FleetExporter::Create(FleetExporterOpti
   if (IsHttpUrl(options.upstream)) {
     MFU_ASSIGN_OR_RETURN(
         client, HttpKeepAliveClient::Create(options.upstream, {options.upstream_timeout_s, kMaxUpstreamBytes}));
+  }
+  // A job's logs: checked now (a missing file is the start's error), read
+  // at refreshes through the cache.
+  for (const FleetJobReport& r : options.analysis.job_reports) {
+    if (r.log.empty())
+      continue;
+    if (options.fs == nullptr)
+      return InvalidArgumentError("--job-log: no file system to read the job's logs");
+    MFU_RETURN_IF_ERROR(fleet::CheckJobLogs(r, *options.fs));
+    options.analysis.file_system = options.fs;
+    options.analysis.job_log_cache = std::make_shared<fleet::JobLogCache>();
   }
   auto counters = std::make_unique<fleet::GoodputCounters>(options.fs, options.goodput_events);
   MFU_RETURN_IF_ERROR(counters->Load());

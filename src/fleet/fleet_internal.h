@@ -6,8 +6,11 @@
 // the --jobs file, the mapping directory and the reported MFU
 // (jobs_file.cc). FleetAnalyzer (analyzer.cc) strings them together.
 
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -99,6 +102,53 @@ StatusOr<std::map<std::string, std::vector<std::string>>> ReadHpcJobMapping(cons
 // (GPUs x dense peak at the job's precision). Errors name the --jobs entry.
 StatusOr<double> ReportedMfu(const FleetJobReport& report, const JobEstimate& job, const std::vector<GpuEstimate>& gpus,
                              const FileSystem& fs);
+
+// A job's training logs as its report (job_log.cc): the steady-state MFU
+// (nullopt when the log cannot give one: a "log_missing_input" finding
+// names the --jobs fields to add), where it came from, what the log said,
+// and the job findings its log findings make ("log_restart",
+// "log_peak_a100_fallback", ...).
+struct JobLogResult {
+  std::optional<double> mfu;
+  std::string source;  // "log FILE: steady state steps a-b, convention c"
+  JobLogSummary summary;
+  std::vector<FleetFinding> findings;
+};
+// Reads and analyses `report.log` (AnalyzeTrainingLogFiles) with the
+// entry's model, gpu, gpus, seq_len, global_batch, precision and
+// convention, else the log's header, else the accelerator and GPU count
+// the telemetry shows for `job`. Errors name the flag or jobs-file field
+// and the file: a read error (kNotFound), a file without step lines
+// (kParse), a bad entry field (kParse, "--jobs entry 'ID': ...").
+StatusOr<JobLogResult> AnalyzeJobLog(const FleetJobReport& report, const JobEstimate& job,
+                                     const std::vector<GpuEstimate>& gpus, const HardwareDb& hardware,
+                                     const FileSystem& fs);
+// FleetOptions::job_log_cache: the last analysis of each job's logs with
+// what it depended on. Locked: one analysis at a time may use it.
+class JobLogCache {
+ public:
+  static constexpr double kRereadS = 30;
+  // AnalyzeJobLog, or the kept result when nothing it depends on changed.
+  // A failed read with a kept result returns that result with a
+  // "log_stale" finding; with none, a result holding only a "log_error"
+  // finding (the exporter keeps serving the telemetry).
+  JobLogResult Get(const FleetJobReport& report, const JobEstimate& job, const std::vector<GpuEstimate>& gpus,
+                   const HardwareDb& hardware, const FileSystem& fs);
+
+ private:
+  struct Entry {
+    std::vector<uint64_t> sizes;
+    std::string telemetry;  // accelerators and GPU count of the job
+    std::chrono::steady_clock::time_point read_at;
+    JobLogResult result;
+  };
+  std::mutex mu_;
+  std::map<std::string, Entry> entries_;  // by job id
+};
+
+// Every log of `report` is a regular file: kNotFound naming the flag or
+// field and the file otherwise (checked when an analysis starts).
+Status CheckJobLogs(const FleetJobReport& report, const FileSystem& fs);
 
 // The time-weighted median of `values` (weights > 0); NaN when empty.
 double Median(std::vector<double> values);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,8 @@ namespace mfu {
 namespace {
 
 constexpr uint64_t kMaxMappingFileBytes = uint64_t{1} << 20;
+// The log analysis' own bound on a world size (LogAnalysisRequest::gpus).
+constexpr int64_t kMaxJobGpus = 10'000'000;
 
 bool IsPositiveNumber(const nlohmann::json& v) {
   return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0;
@@ -31,9 +34,60 @@ bool IsPositiveInteger(const nlohmann::json& v) {
   return v.is_number_integer() && v.get<int64_t>() > 0;
 }
 
-Status ParseJob(const nlohmann::json& entry, const std::string& where, FleetJobReport& job) {
+// `log`: a path or a non-empty array of paths.
+Status ParseLogField(const nlohmann::json& value, const std::string& where, FleetJobReport& job) {
+  const std::string field = where + ".log";
+  auto add = [&](const nlohmann::json& v, const std::string& name) {
+    if (!v.is_string() || v.get<std::string>().empty())
+      return ParseError(name + " must be a non-empty string (a log file path)");
+    job.log.push_back({v.get<std::string>(), name});
+    return Status::Ok();
+  };
+  if (!value.is_array())
+    return add(value, field);
+  if (value.empty())
+    return ParseError(field + " must be a path or a non-empty array of paths");
+  for (size_t i = 0; i < value.size(); ++i)
+    MFU_RETURN_IF_ERROR(add(value[i], fmt::format("{}[{}]", field, i)));
+  return Status::Ok();
+}
+
+// tokens_per_sec, or step_time_s with global_batch, or (with a log) neither.
+Status ParseThroughput(const nlohmann::json& entry, const std::string& where, bool flag_log, FleetJobReport& job) {
+  const bool log = !job.log.empty();  // conflicts with a throughput; --job-log's is AddFleetJobLogs' error
+  if (entry.contains("tokens_per_sec")) {
+    if (entry.contains("step_time_s") || log)
+      return ParseError(where + ": give one of tokens_per_sec, step_time_s with global_batch, or log, not two");
+    if (!IsPositiveNumber(entry["tokens_per_sec"]))
+      return ParseError(where + ".tokens_per_sec must be a positive number");
+    job.tokens_per_sec = entry["tokens_per_sec"].get<double>();
+  } else if (entry.contains("step_time_s")) {
+    if (log)
+      return ParseError(where + ": give one of tokens_per_sec, step_time_s with global_batch, or log, not two");
+    if (!IsPositiveNumber(entry["step_time_s"]))
+      return ParseError(where + ".step_time_s must be a positive number");
+    if (!entry.contains("global_batch") || !IsPositiveInteger(entry["global_batch"]))
+      return ParseError(where + ".global_batch must be a positive integer (with step_time_s)");
+    job.step_time_s = entry["step_time_s"].get<double>();
+  } else if (!log && !flag_log) {
+    return ParseError(where + ": give tokens_per_sec, or step_time_s with global_batch, or log (or --job-log " +
+                      job.id + "=FILE)");
+  }
+  if (entry.contains("global_batch")) {
+    if (!IsPositiveInteger(entry["global_batch"]))
+      return ParseError(where + ".global_batch must be a positive integer");
+    job.global_batch = entry["global_batch"].get<int64_t>();
+  }
+  return Status::Ok();
+}
+
+// `flag_logs`: job ids --job-log gives logs for (their entries need no
+// throughput of their own).
+Status ParseJob(const nlohmann::json& entry, const std::string& where, const std::set<std::string>& flag_logs,
+                FleetJobReport& job) {
   static const std::set<std::string> kKeys = {"id",      "model",     "tokens_per_sec", "step_time_s", "global_batch",
-                                              "seq_len", "precision", "convention",     "match"};
+                                              "seq_len", "precision", "convention",     "match",       "log",
+                                              "gpu",     "gpus"};
   if (!entry.is_object())
     return ParseError(where + " must be an object");
   for (const auto& [key, value] : entry.items()) {
@@ -41,40 +95,41 @@ Status ParseJob(const nlohmann::json& entry, const std::string& where, FleetJobR
       return ParseError(fmt::format("{}: unknown field '{}' (fields: {})", where, key,
                                     base::Join({kKeys.begin(), kKeys.end()}, ", ")));
   }
-  for (const char* key : {"id", "model", "precision", "convention", "match"}) {
+  for (const char* key : {"id", "model", "precision", "convention", "match", "gpu"}) {
     if (!entry.contains(key))
       continue;
     if (!entry[key].is_string() || entry[key].get<std::string>().empty())
       return ParseError(fmt::format("{}.{} must be a non-empty string", where, key));
   }
-  for (const char* key : {"id", "model", "seq_len"}) {
-    if (!entry.contains(key))
+  if (!entry.contains("id"))
+    return ParseError(where + ": missing 'id'");
+  job.id = entry["id"].get<std::string>();
+  if (entry.contains("log"))
+    MFU_RETURN_IF_ERROR(ParseLogField(entry["log"], where, job));
+  const bool flag_log = flag_logs.count(job.id) != 0;
+  // With a log, the model and sequence length may come from its header.
+  for (const char* key : {"model", "seq_len"}) {
+    if (!entry.contains(key) && job.log.empty() && !flag_log)
       return ParseError(fmt::format("{}: missing '{}'", where, key));
   }
-  job.id = entry["id"].get<std::string>();
-  job.model = entry["model"].get<std::string>();
+  job.model = entry.value("model", "");
   job.precision = entry.value("precision", "");
   job.convention = entry.value("convention", "");
   job.match = entry.value("match", "");
-  if (!IsPositiveInteger(entry["seq_len"]))
-    return ParseError(where + ".seq_len must be a positive integer");
-  job.seq_len = entry["seq_len"].get<int64_t>();
-  if (entry.contains("tokens_per_sec")) {
-    if (entry.contains("step_time_s"))
-      return ParseError(where + ": give tokens_per_sec or step_time_s with global_batch, not both");
-    if (!IsPositiveNumber(entry["tokens_per_sec"]))
-      return ParseError(where + ".tokens_per_sec must be a positive number");
-    job.tokens_per_sec = entry["tokens_per_sec"].get<double>();
-  } else if (entry.contains("step_time_s")) {
-    if (!IsPositiveNumber(entry["step_time_s"]))
-      return ParseError(where + ".step_time_s must be a positive number");
-    if (!entry.contains("global_batch") || !IsPositiveInteger(entry["global_batch"]))
-      return ParseError(where + ".global_batch must be a positive integer (with step_time_s)");
-    job.step_time_s = entry["step_time_s"].get<double>();
-    job.global_batch = entry["global_batch"].get<int64_t>();
-  } else {
-    return ParseError(where + ": give tokens_per_sec, or step_time_s with global_batch");
+  job.gpu = entry.value("gpu", "");
+  if (entry.contains("seq_len")) {
+    if (!IsPositiveInteger(entry["seq_len"]))
+      return ParseError(where + ".seq_len must be a positive integer");
+    job.seq_len = entry["seq_len"].get<int64_t>();
   }
+  if (entry.contains("gpus")) {
+    if (!IsPositiveInteger(entry["gpus"]) || entry["gpus"].get<int64_t>() > kMaxJobGpus)
+      return ParseError(fmt::format("{}.gpus must be an integer between 1 and {}", where, kMaxJobGpus));
+    job.gpus = entry["gpus"].get<int64_t>();
+  }
+  if (job.log.empty() && !flag_log && (!job.gpu.empty() || job.gpus > 0))
+    return ParseError(where + ": gpu and gpus are read with a log only (the telemetry shows the job's GPUs)");
+  MFU_RETURN_IF_ERROR(ParseThroughput(entry, where, flag_log, job));
   if (!job.precision.empty()) {
     StatusOr<DType> d = ParseDType(job.precision);
     if (!d.ok())
@@ -90,7 +145,13 @@ Status ParseJob(const nlohmann::json& entry, const std::string& where, FleetJobR
 
 }  // namespace
 
-StatusOr<std::vector<FleetJobReport>> ParseFleetJobs(std::string_view text, std::string_view origin) {
+StatusOr<std::vector<FleetJobReport>> ParseFleetJobs(std::string_view text, std::string_view origin,
+                                                     const std::vector<std::string>& job_logs) {
+  std::set<std::string> flag_logs;
+  for (const std::string& value : job_logs) {
+    if (const size_t eq = value.find('='); eq != std::string::npos)
+      flag_logs.insert(value.substr(0, eq));
+  }
   const std::string name(origin);
   nlohmann::json root = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded())
@@ -102,12 +163,33 @@ StatusOr<std::vector<FleetJobReport>> ParseFleetJobs(std::string_view text, std:
   for (size_t i = 0; i < root["jobs"].size(); ++i) {
     const std::string where = fmt::format("{}: jobs[{}]", name, i);
     FleetJobReport job;
-    MFU_RETURN_IF_ERROR(ParseJob(root["jobs"][i], where, job));
+    MFU_RETURN_IF_ERROR(ParseJob(root["jobs"][i], where, flag_logs, job));
     if (!ids.insert(job.id).second)
       return ParseError(fmt::format("{}.id '{}' appears twice", where, job.id));
     jobs.push_back(std::move(job));
   }
+  MFU_RETURN_IF_ERROR(AddFleetJobLogs(job_logs, jobs));
   return jobs;
+}
+
+Status AddFleetJobLogs(const std::vector<std::string>& job_logs, std::vector<FleetJobReport>& reports) {
+  for (const std::string& value : job_logs) {
+    const size_t eq = value.find('=');
+    if (eq == 0 || eq == std::string::npos || eq + 1 == value.size())
+      return InvalidArgumentError("--job-log '" + value + "': expected JOB=FILE (a job id, '=', a log file)");
+    const std::string id = value.substr(0, eq);
+    auto it = std::find_if(reports.begin(), reports.end(), [&](const FleetJobReport& r) { return r.id == id; });
+    if (it == reports.end()) {
+      reports.push_back({});
+      it = reports.end() - 1;
+      it->id = id;
+    }
+    if (it->tokens_per_sec > 0 || it->step_time_s > 0)
+      return InvalidArgumentError("--job-log " + value + ": the --jobs entry '" + id +
+                                  "' gives its throughput already (tokens_per_sec or step_time_s): give one");
+    it->log.push_back({value.substr(eq + 1), "--job-log " + value});
+  }
+  return Status::Ok();
 }
 
 namespace fleet {

@@ -114,18 +114,25 @@ Status ResolveGpu(const LogAnalysisRequest& r, const LogHeader& h, const Hardwar
     a.gpu_source = "flag";
     return Status::Ok();
   }
+  StatusOr<const Accelerator*> g = h.device_name.empty() ? NotFoundError("") : db.Find(h.device_name);
+  if (g.ok()) {
+    a.gpu = *g;
+    a.gpu_source = "header";
+    return Status::Ok();
+  }
+  if (!r.fallback_gpu.empty()) {
+    if (StatusOr<const Accelerator*> f = db.Find(r.fallback_gpu); f.ok()) {
+      a.gpu = *f;
+      a.gpu_source = r.fallback_source;
+      return Status::Ok();
+    }
+  }
   if (h.device_name.empty()) {
     AddMissing(a, "the log does not name the accelerator: pass --gpu (e.g. --gpu h100) to recompute MFU");
     return Status::Ok();
   }
-  StatusOr<const Accelerator*> g = db.Find(h.device_name);
-  if (!g.ok()) {
-    AddMissing(a, "the log's device '" + h.device_name + "' is not one accelerator of the hardware database (" +
-                      g.status().message() + "): pass --gpu");
-    return Status::Ok();
-  }
-  a.gpu = *g;
-  a.gpu_source = "header";
+  AddMissing(a, "the log's device '" + h.device_name + "' is not one accelerator of the hardware database (" +
+                    g.status().message() + "): pass --gpu");
   return Status::Ok();
 }
 
@@ -154,7 +161,7 @@ void ResolveSizes(const LogAnalysisRequest& r, const LogTimeline& t, LogAnalysis
       break;
     }
   }
-  Pick(r.gpus, h.world_size, 0, "", a.gpus, a.gpus_source);
+  Pick(r.gpus, h.world_size, r.fallback_gpus, r.fallback_source.c_str(), a.gpus, a.gpus_source);
   Pick(r.global_batch, h.global_batch, line_batch, "step lines", a.global_batch, a.global_batch_source);
   int64_t derived_seq = 0;
   if (h.tokens_per_step > 0 && a.global_batch > 0 && h.tokens_per_step % a.global_batch == 0)

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -99,6 +100,35 @@ json GpuJson(const GpuEstimate& g) {
           {"findings", FindingsJson(g.findings)}};
 }
 
+json NonEmpty(const std::string& s) {
+  return s.empty() ? json(nullptr) : json(s);
+}
+
+// The training log a job's reported MFU came from; null for none.
+json JobLogJson(const std::optional<JobLogSummary>& log) {
+  if (!log)
+    return nullptr;
+  auto step = [](int64_t s) { return s >= 0 ? json(s) : json(nullptr); };
+  return {{"files", log->files},
+          {"format", log->format},
+          {"attempts", log->attempts},
+          {"first_step", step(log->first_step)},
+          {"last_step", step(log->last_step)},
+          {"step_lines", log->step_lines},
+          {"convention", log->convention},
+          {"mfu", Num(log->mfu)},
+          {"logged_mfu", Num(log->logged_mfu)},
+          {"tokens_per_s_per_gpu", Num(log->tokens_per_s_per_gpu)},
+          {"model", NonEmpty(log->model)},
+          {"model_source", NonEmpty(log->model_source)},
+          {"gpu", NonEmpty(log->gpu)},
+          {"gpu_source", NonEmpty(log->gpu_source)},
+          {"gpus", log->gpus > 0 ? json(log->gpus) : json(nullptr)},
+          {"gpus_source", NonEmpty(log->gpus_source)},
+          {"seq_len", log->seq_len > 0 ? json(log->seq_len) : json(nullptr)},
+          {"seq_len_source", NonEmpty(log->seq_len_source)}};
+}
+
 json JobJson(const JobEstimate& j) {
   return {{"id", j.id},
           {"source", j.source},
@@ -111,6 +141,8 @@ json JobJson(const JobEstimate& j) {
           {"tensor_active_median", Num(j.tensor_active_median)},
           {"reported_mfu", j.reported_mfu ? Num(*j.reported_mfu) : json(nullptr)},
           {"reported_to_estimated", j.reported_to_estimated ? Num(*j.reported_to_estimated) : json(nullptr)},
+          {"reported_source", NonEmpty(j.reported_source)},
+          {"reported_log", JobLogJson(j.reported_log)},
           {"stragglers", j.stragglers},
           {"findings", FindingsJson(j.findings)}};
 }
@@ -159,6 +191,10 @@ void PrintJobs(std::ostream& out, const FleetReport& r, int width) {
               j.stragglers.empty() ? "-" : base::Join(j.stragglers, " ")});
   }
   t.Print(out, width);
+  for (const JobEstimate& j : r.jobs) {
+    if (!j.reported_source.empty())
+      out << report::LabelLine("reported " + j.id, j.reported_source, width);
+  }
 }
 
 void PrintNodes(std::ostream& out, const FleetReport& r, int width) {
@@ -297,14 +333,14 @@ std::vector<std::pair<std::string, std::string>> RenderFleetCsv(const FleetRepor
   }
   std::string jobs =
       "id,source,gpus,estimated_mfu,mfu_min,mfu_median,mfu_max,reported_mfu,reported_to_estimated,"
-      "stragglers\n";
+      "stragglers,reported_source\n";
   for (const JobEstimate& j : r.jobs) {
     jobs +=
-        base::Join(
-            {CsvText(j.id), j.source, std::to_string(j.gpus.size()), CsvNum(j.estimated_mfu), CsvNum(j.mfu_min),
-             CsvNum(j.mfu_median), CsvNum(j.mfu_max), j.reported_mfu ? CsvNum(*j.reported_mfu) : "",
-             j.reported_to_estimated ? CsvNum(*j.reported_to_estimated) : "", CsvText(base::Join(j.stragglers, " "))},
-            ",") +
+        base::Join({CsvText(j.id), j.source, std::to_string(j.gpus.size()), CsvNum(j.estimated_mfu), CsvNum(j.mfu_min),
+                    CsvNum(j.mfu_median), CsvNum(j.mfu_max), j.reported_mfu ? CsvNum(*j.reported_mfu) : "",
+                    j.reported_to_estimated ? CsvNum(*j.reported_to_estimated) : "",
+                    CsvText(base::Join(j.stragglers, " ")), CsvText(j.reported_source)},
+                   ",") +
         "\n";
   }
   std::string nodes = "hostname,gpus,estimated_mfu,power_watts\n";

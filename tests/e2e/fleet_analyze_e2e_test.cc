@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -117,6 +118,112 @@ TEST(FleetAnalyzeE2e, QueryRangeJobsAndReportedMfu) {
   std::string header;
   std::getline(jobs_csv, header);
   EXPECT_EQ(header.rfind("id,source,gpus,estimated_mfu,", 0), 0u) << header;
+}
+
+// --job-log (issue #14): job 501's training log is the torchtitan excerpt
+// tests/data/logs/torchtitan_aws-llama3-8b-slurm-ansi.log (aws-samples/
+// awsome-distributed-training @7217859f, torchtitan/slurm/README.md L59-67):
+// `tps: 6,785  mfu: 39.73%` at step 1990, then a restart at step 1990.
+// Llama-3.1-8B at 8192 under torchtitan's own count: 6 x (8,030,261,248 -
+// 128,256 x 4,096) + 12 x 32 x 4,096 x 8,192 = 57,914,449,920 FLOPs per
+// token; 57,914,449,920 x 6,785 / 989.4e12 (H100 dense BF16, the device the
+// telemetry shows: the log names none) = 0.39716; job 501's estimate is 0.6
+// (above), so reported / estimated = 0.66193.
+const std::string kTitanLog = SourcePath("tests/data/logs/torchtitan_aws-llama3-8b-slurm-ansi.log");
+
+TEST(FleetAnalyzeE2e, JobLogIsTheReportedMfu) {
+  const std::string input = WriteTemp("range_log.json", QueryRange());
+  const std::string jobs =
+      WriteTemp("jobs_log.json", R"({"jobs": [{"id": "501", "model": "llama-3.1-8b", "seq_len": 8192}]})");
+  mfu_e2e::Result r = RunMfu({"fleet", "analyze", input, "--jobs", jobs, "--job-log", "501=" + kTitanLog, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["jobs"].size(), 2u);
+  const nlohmann::json& job = j["jobs"][0];
+  ASSERT_EQ(job["id"], "501");
+  const double expected = 57914449920.0 * 6785 / 989.4e12;
+  EXPECT_NEAR(job["reported_mfu"].get<double>(), expected, 1e-9);
+  EXPECT_NEAR(job["reported_to_estimated"].get<double>(), expected / 0.6, 1e-9);
+  EXPECT_EQ(job["reported_source"], "log " + kTitanLog + ": steady state steps 1990-1990, convention palm");
+  const nlohmann::json& log = job["reported_log"];
+  EXPECT_EQ(log["files"], nlohmann::json::array({kTitanLog}));
+  EXPECT_EQ(log["format"], "torchtitan");
+  EXPECT_EQ(log["attempts"], 2);
+  EXPECT_EQ(log["first_step"], 1990);
+  EXPECT_EQ(log["last_step"], 1990);
+  EXPECT_EQ(log["convention"], "palm");
+  EXPECT_DOUBLE_EQ(log["tokens_per_s_per_gpu"].get<double>(), 6785);
+  EXPECT_DOUBLE_EQ(log["logged_mfu"].get<double>(), 0.3973);
+  EXPECT_NEAR(log["mfu"].get<double>(), expected, 1e-9);
+  EXPECT_EQ(log["gpu"], "h100-sxm5-80gb");
+  EXPECT_EQ(log["gpu_source"], "telemetry");
+  EXPECT_EQ(log["model_source"], "jobs file");
+  EXPECT_EQ(log["seq_len"], 8192);
+  bool restart = false;
+  for (const auto& f : job["findings"])
+    restart =
+        restart || (f["code"] == "log_restart" && f["message"].get<std::string>().find(":12:") != std::string::npos);
+  EXPECT_TRUE(restart) << job["findings"].dump();
+  EXPECT_TRUE(j["jobs"][1]["reported_source"].is_null());
+  EXPECT_TRUE(j["jobs"][1]["reported_log"].is_null());
+  // The text report says where the figure came from.
+  mfu_e2e::Result text = RunMfu({"fleet", "analyze", input, "--jobs", jobs, "--job-log", "501=" + kTitanLog});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("reported 501"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("39.7%"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("log_restart"), std::string::npos) << text.out;
+  // A --jobs entry with the throughput already: the jobs file's figure is
+  // the same job's report, a usage error.
+  const std::string tps = WriteTemp(
+      "jobs_tps.json", R"({"jobs": [{"id": "501", "model": "llama-3-8b", "tokens_per_sec": 20000, "seq_len": 4096}]})");
+  ExpectOneLineError(RunMfu({"fleet", "analyze", input, "--jobs", tps, "--job-log", "501=" + kTitanLog}), 2,
+                     "--job-log 501=" + kTitanLog + ": the --jobs entry '501' gives its throughput already");
+}
+
+TEST(FleetAnalyzeE2e, JobLogWithoutModelSaysWhichFieldToAdd) {
+  const std::string input = WriteTemp("range_log2.json", QueryRange());
+  mfu_e2e::Result r = RunMfu({"fleet", "analyze", input, "--job-log", "501=" + kTitanLog, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& job = j["jobs"][0];
+  EXPECT_TRUE(job["reported_mfu"].is_null());
+  bool missing = false;
+  for (const auto& f : job["findings"]) {
+    missing = missing || (f["code"] == "log_missing_input" &&
+                          f["message"].get<std::string>().find("add model, seq_len") != std::string::npos);
+  }
+  EXPECT_TRUE(missing) << job["findings"].dump();
+}
+
+// The --job-log examples of docs/cli.md's exit-code table, run.
+TEST(FleetAnalyzeE2e, JobLogBadInputs) {
+  // Job 501 is in the query_range answer: a log of a job the telemetry
+  // does not show is checked to exist, not read.
+  const std::string input = WriteTemp("range_bad.json", QueryRange());
+  const std::string no_steps = WriteTemp("no_steps.log", "starting\nnothing to see\n");
+  std::ifstream in(SourcePath("docs/cli.md"));
+  const std::string docs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = docs.find("## Exit codes and errors");
+  ASSERT_NE(at, std::string::npos);
+  const std::string table = docs.substr(at, docs.find("\n## ", at + 1) - at);
+  struct Case {
+    const char* phrase;  // as docs/cli.md's exit-code table says it
+    std::string value;
+    int code;
+    std::string fragment;
+  };
+  const std::vector<Case> cases = {
+      {"a `mfu fleet --job-log` file that cannot be read", "501=/nonexistent/train.log", 1,
+       "--job-log 501=/nonexistent/train.log: /nonexistent/train.log"},
+      {"or holds no training step line", "501=" + no_steps, 1,
+       "--job-log 501=" + no_steps + ": " + no_steps + ": no training step lines"},
+      {"`--job-log` without `JOB=`", "train.log", 2, "--job-log 'train.log': expected JOB=FILE"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.value);
+    EXPECT_NE(table.find(c.phrase), std::string::npos) << "not in docs/cli.md's exit-code table: " << c.phrase;
+    ExpectOneLineError(RunMfu({"fleet", "analyze", input, "--job-log", c.value}), c.code, c.fragment);
+  }
 }
 
 TEST(FleetAnalyzeE2e, BadValuesAreOneLineErrors) {

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "fleet_fixture.h"
+#include "mfu/file_system.h"
+#include "mfu/fleet.h"
 #include "mfu/fleet_exporter.h"
 #include "mfu/http_fetch.h"
 #include "mfu/hwdb.h"
@@ -101,6 +103,43 @@ TEST(FleetExporterFaults, HealthyThenGarbageThenHealthy) {
   ASSERT_EQ(log.size(), 3u);  // one line per change of state
   EXPECT_EQ(log[0].rfind("upstream up", 0), 0u) << log[0];
   EXPECT_EQ(log[1].rfind("upstream down (parse)", 0), 0u) << log[1];
+}
+
+// --job-log 1000=FILE (issue #14): the torchtitan excerpt's steady-state
+// MFU served as job 1000's reported MFU. tests/data/logs/torchtitan_aws-
+// llama3-8b-slurm-ansi.log (aws-samples/awsome-distributed-training
+// @7217859f): tps 6,785 per GPU; Llama-3.1-8B at 8192 under torchtitan's
+// count, 6 x (N - embedding) + 12 x L x H x T = 57,914,449,920 FLOPs per
+// token: 57,914,449,920 x 6,785 / 989.4e12 = 0.39716 on the H100s the
+// telemetry shows (the log names no device).
+TEST(FleetExporterJobLog, ReportedMfuFromTheLog) {
+  UpstreamFixture upstream;
+  upstream.SetBody(mfu_fleet_test::E2eExposition());
+  const mfu::RealFileSystem fs;
+  const std::string log = std::string(MFU_SOURCE_DIR) + "/tests/data/logs/torchtitan_aws-llama3-8b-slurm-ansi.log";
+  mfu::FleetExporterOptions options;
+  options.upstream = upstream.url();
+  options.fs = &fs;
+  options.analysis.hardware = &Hardware();
+  options.upstream_timeout_s = 0.5;
+  options.cache_s = 0;
+  auto jobs = mfu::ParseFleetJobs(R"({"jobs": [{"id": "1000", "model": "llama-3.1-8b", "seq_len": 8192}]})",
+                                  "jobs.json", {"1000=" + log});
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  options.analysis.job_reports = *jobs;
+  auto missing = options;
+  missing.analysis.job_reports[0].log = {{"/nonexistent/train.log", "--job-log 1000=/nonexistent/train.log"}};
+  auto refused = mfu::FleetExporter::Create(std::move(missing));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message().rfind("--job-log 1000=/nonexistent/train.log: /nonexistent/train.log", 0), 0u)
+      << refused.status().message();
+  auto exporter = mfu::FleetExporter::Create(std::move(options));
+  ASSERT_TRUE(exporter.ok()) << exporter.status().message();
+  for (int scrape = 0; scrape < 2; ++scrape) {  // the second from the cache
+    std::vector<Sample> samples = ParseSamples((*exporter)->Metrics());
+    EXPECT_NEAR(Value(samples, "mfu_job_reported_mfu_ratio", "job_id", "1000"), 57914449920.0 * 6785 / 989.4e12, 1e-9);
+    EXPECT_TRUE(Find(samples, "mfu_job_reported_mfu_ratio", "job_id", "1001").empty());
+  }
 }
 
 TEST(FleetExporterFaults, UpstreamDown) {
