@@ -1,12 +1,17 @@
 include(GoogleTest)
-# mfu_add_test(NAME SOURCES a.cc b.cc LIBS mfu::x LABELS unit)
+# mfu_add_test(NAME SOURCES a.cc b.cc LIBS mfu::x LABELS unit [SERIAL])
+# SERIAL: the test runs alone (real daemons whose timing load disturbs).
 function(mfu_add_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "SERIAL" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main
                         mfu_internal_flags)
   target_compile_definitions(${name} PRIVATE
     MFU_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     MFU_BINARY_DIR="${PROJECT_BINARY_DIR}")
-  gtest_discover_tests(${name} PROPERTIES LABELS "${T_LABELS}" DISCOVERY_TIMEOUT 60)
+  if(T_SERIAL)
+    gtest_discover_tests(${name} PROPERTIES LABELS "${T_LABELS}" RUN_SERIAL TRUE DISCOVERY_TIMEOUT 60)
+  else()
+    gtest_discover_tests(${name} PROPERTIES LABELS "${T_LABELS}" DISCOVERY_TIMEOUT 60)
+  endif()
 endfunction()

@@ -91,7 +91,10 @@ std::vector<std::string> Lines(const std::string& text) {
 
 // The training loop of the job: 0.5 s of initialization, steps of 0.3 s, a
 // 0.2 s blocking checkpoint every 4 steps; an attempt resumes after the
-// step of the last checkpoint. Each record is one short append.
+// step of the last checkpoint. Each record is one short append. The first
+// attempt runs 10 steps, a later one 6, then it idles until Slurm stops it:
+// the requeue and the cancel never land between a checkpoint file and its
+// record (a load-dependent race when the loop ran until killed).
 std::string JobScript(const std::string& dir) {
   return "#!/bin/sh\n"
          "d=" +
@@ -100,6 +103,8 @@ std::string JobScript(const std::string& dir) {
          "f=$d/steps.jsonl\n"
          "step=$(cat $d/ckpt 2>/dev/null || echo 0)\n"
          "a=attempt-${SLURM_RESTART_COUNT:-0}\n"
+         "limit=6; [ \"$a\" = attempt-0 ] && limit=10\n"
+         "n=0\n"
          "sleep 0.5\n"
          "while :; do\n"
          "  s=$(date +%s.%N); sleep 0.3; e=$(date +%s.%N); step=$((step+1))\n"
@@ -110,6 +115,7 @@ std::string JobScript(const std::string& dir) {
          "    echo \"{\\\"job_name\\\":\\\"$a\\\",\\\"step_count\\\":$step,\\\"checkpoint_save_start_time\\\":$s,"
          "\\\"checkpoint_save_end_time\\\":$e}\" >> $f\n"
          "  fi\n"
+         "  n=$((n+1)); [ $n -ge $limit ] && exec sleep 1000\n"
          "done\n";
 }
 
