@@ -157,7 +157,9 @@ class Reader {
       e.kind = K::kStep;
       e.step = *step;
       e.time_s = end;
-      e.duration_s = std::isfinite(duration) ? duration : (std::isfinite(start) ? end - start : kLogNaN);
+      // A start after the end (clocks going back) leaves the duration unknown.
+      e.duration_s =
+          std::isfinite(duration) ? duration : (std::isfinite(start) && end >= start ? end - start : kLogNaN);
       events_.push_back(std::move(e));
       pending_.active = false;
       return Status::Ok();
@@ -173,7 +175,9 @@ class Reader {
     e.kind = K::kStep;
     e.step = pending_.step;
     e.time_s = end;
-    e.duration_s = end - pending_.start;
+    // The next step starting before this one (records out of order, a clock
+    // going back) leaves this step's duration unknown, never negative.
+    e.duration_s = end >= pending_.start ? end - pending_.start : kLogNaN;
     e.attempt = pending_.attempt;
     e.source = origin_;
     e.line = pending_.line;

@@ -427,9 +427,10 @@ CleanLine CleanLogLine(std::string_view raw, int64_t line, std::string& scratch)
   std::string_view text = raw;
   while (!text.empty() && text.back() == '\r')
     text.remove_suffix(1);
-  if (std::memchr(text.data(), '\r', text.size()) != nullptr)
+  // memchr on an empty view may see a null data(): UB even for size 0.
+  if (!text.empty() && std::memchr(text.data(), '\r', text.size()) != nullptr)
     text = LastRedraw(text);
-  if (std::memchr(text.data(), '\x1b', text.size()) != nullptr) {
+  if (!text.empty() && std::memchr(text.data(), '\x1b', text.size()) != nullptr) {
     StripAnsi(text, scratch);
     text = scratch;
   }
