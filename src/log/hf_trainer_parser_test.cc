@@ -87,6 +87,27 @@ TEST(HfTrainerParser, HeaderStepIdsFromEpochAndLoggingSteps) {
   ASSERT_EQ(CountEvents(t, LogEventKind::kEvaluation), 1);
 }
 
+// Without "Num Epochs" the steps per epoch come from Num examples / total
+// batch (10,240 / 1,024 = 10); the evaluation banner's "Num examples = 500"
+// must not replace it (it would make one step per epoch, and the record at
+// epoch 0.4 step 1 instead of 4).
+TEST(HfTrainerParser, EvaluationBannerDoesNotChangeStepsPerEpoch) {
+  LogTimeline t = ReadLog(
+      "[INFO|trainer.py:2128] 2024-07-17 00:18:20,620 >> ***** Running training *****\n"
+      "[INFO|trainer.py:2129] 2024-07-17 00:18:20,620 >>   Num examples = 10,240\n"
+      "[INFO|trainer.py:2134] 2024-07-17 00:18:20,620 >>   Total train batch size (w. parallel, distributed & "
+      "accumulation) = 1,024\n"
+      "[INFO|trainer.py:2136] 2024-07-17 00:18:20,620 >>   Total optimization steps = 20\n"
+      "{'loss': 2.5, 'learning_rate': 4e-05, 'epoch': 0.2}\n"
+      "[INFO|trainer.py:4643] 2024-07-17 00:30:00,000 >> ***** Running Evaluation *****\n"
+      "[INFO|trainer.py:4645] 2024-07-17 00:30:00,000 >>   Num examples = 500\n"
+      "{'loss': 2.25, 'learning_rate': 3e-05, 'epoch': 0.4}\n");
+  std::vector<LogStep> steps = TrainSteps(t);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].step, 2);  // 0.2 x 10
+  EXPECT_EQ(steps[1].step, 4);  // 0.4 x 10
+}
+
 TEST(HfTrainerParser, NoHeaderCountsRecords) {
   LogTimeline t = ReadLog(
       "{'loss': 1.5, 'learning_rate': 1e-05, 'epoch': 0.5}\n{'loss': 1.25, 'learning_rate': 5e-06, 'epoch': 1.0}\n");
