@@ -114,6 +114,29 @@ struct GoodputOptions {
   double steady_state_mfu = kLogNaN;
   // Time the query is made for a still-running job (0: the last event).
   double now_s = 0;
+  // Inputs of the checkpoint-interval formulas in place of what the events
+  // show (NaN: observed). A log without save durations or a run without a
+  // failure has no observed checkpoint time or MTBF; the fleet's MTBF is a
+  // better figure than one job's few failures. kInvalidArgument naming the
+  // parameter for a value that is not positive and finite (restart: >= 0).
+  double checkpoint_time_s = kLogNaN;
+  double mtbf_s = kLogNaN;
+  double restart_time_s = kLogNaN;
+};
+
+// kInvalidArgument naming the parameter ("parameter 'mtbf'") for an option
+// out of its range; ComputeGoodput checks it first.
+Status ValidateGoodputOptions(const GoodputOptions& options);
+
+// What the checkpoint-interval formulas of a GoodputReport were given, and
+// where each value came from.
+struct IntervalInputs {
+  double checkpoint_time_s = kLogNaN;
+  double mtbf_s = kLogNaN;
+  double restart_time_s = kLogNaN;
+  bool checkpoint_time_given = false;  // from GoodputOptions, not the events
+  bool mtbf_given = false;
+  bool restart_time_given = false;
 };
 
 // Checkpoint interval formulas (all seconds). delta: blocking checkpoint
@@ -137,6 +160,10 @@ struct CheckpointIntervals {
   double goodput_daly = kLogNaN;
   double goodput_availability_optimal = kLogNaN;
 };
+// Young's, Daly's and the availability-optimal intervals with the expected
+// goodput at each, and at `observed_s` where finite (NaN where an input is
+// missing: a formula needs delta and M).
+CheckpointIntervals IntervalsFor(double delta_s, double mtbf_s, double restart_s, double observed_s = kLogNaN);
 
 struct GoodputReport {
   double start_s = 0;  // first event
@@ -154,6 +181,7 @@ struct GoodputReport {
   int64_t steps = 0;         // preserved steps
   int64_t wasted_steps = 0;  // recomputed after failures
   CheckpointIntervals checkpoint_interval;
+  IntervalInputs interval_inputs;
   double steady_state_mfu = kLogNaN;
   double effective_mfu = kLogNaN;  // steady_state_mfu x ettr
   std::vector<Note> notes;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -49,10 +50,13 @@ class GoodputCommand final : public Command {
                    "training-log [default: detected per file]");
     app.add_option("--mfu", mfu_, "Steady-state MFU (a fraction, 0.4): effective MFU = MFU x ETTR");
     app.add_flag("--what-if", what_if_, "No events: the intervals and expected goodput from the three durations");
-    app.add_option("--mtbf", mtbf_, "--what-if: the job's mean time between failures (24h, 90m, ...)");
-    app.add_option("--checkpoint-time", checkpoint_time_, "--what-if: blocking time of one checkpoint save (60s)");
+    app.add_option("--mtbf", mtbf_,
+                   "The job's mean time between failures (24h, 90m, ...) [default with events: observed]");
+    app.add_option("--checkpoint-time", checkpoint_time_,
+                   "Blocking time of one checkpoint save (60s) [default with events: observed]");
     app.add_option("--restart-time", restart_time_,
-                   "--what-if: failure to training again (detect, reschedule, init, restore) [default: 0]");
+                   "Failure to training again (detect, reschedule, init, restore) [default: observed with events, "
+                   "else 0]");
     app.add_option("--interval", interval_, "--what-if: also the expected goodput at this checkpoint interval");
     app.add_flag("--json", json_, "Machine-readable output (docs/goodput.md)");
   }
@@ -89,14 +93,22 @@ class GoodputCommand final : public Command {
   Status RunEvents(const CommandContext& ctx) {
     if (events_.empty())
       return InvalidArgumentError("give event files, or --what-if with --mtbf and --checkpoint-time");
-    const std::pair<const char*, const std::string*> what_if_only[] = {{"--mtbf", &mtbf_},
-                                                                       {"--checkpoint-time", &checkpoint_time_},
-                                                                       {"--restart-time", &restart_time_},
-                                                                       {"--interval", &interval_}};
-    for (const auto& [flag, value] : what_if_only) {
-      if (!value->empty())
-        return InvalidArgumentError(std::string(flag) + " needs --what-if");
+    if (!interval_.empty())
+      return InvalidArgumentError("--interval needs --what-if");
+    GoodputOptions options;
+    if (mfu_)
+      options.steady_state_mfu = *mfu_;
+    // In place of the observed figures in the interval formulas.
+    const std::tuple<const char*, const std::string*, double*> given[] = {
+        {"--mtbf", &mtbf_, &options.mtbf_s},
+        {"--checkpoint-time", &checkpoint_time_, &options.checkpoint_time_s},
+        {"--restart-time", &restart_time_, &options.restart_time_s}};
+    for (const auto& [flag, text, value] : given) {
+      if (!text->empty()) {
+        MFU_ASSIGN_OR_RETURN(*value, Duration(flag, *text));
+      }
     }
+    MFU_RETURN_IF_ERROR(ValidateGoodputOptions(options));
     GoodputSourceFormat format = GoodputSourceFormat::kAuto;
     if (!format_.empty()) {
       std::optional<GoodputSourceFormat> f = ParseGoodputSourceFormat(format_);
@@ -113,9 +125,6 @@ class GoodputCommand final : public Command {
         return AsDataError(ev.status());
       all.insert(all.end(), ev->begin(), ev->end());
     }
-    GoodputOptions options;
-    if (mfu_)
-      options.steady_state_mfu = *mfu_;
     StatusOr<GoodputReport> report = ComputeGoodput(all, options);
     if (!report.ok())
       return AsDataError(report.status());

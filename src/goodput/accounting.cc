@@ -19,6 +19,7 @@
 #include <numeric>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mfu/goodput.h"
@@ -169,6 +170,44 @@ std::vector<Attempt> SplitAttempts(std::span<const GoodputEvent* const> events, 
                                         duplicates)});
   }
   return attempts;
+}
+
+// Time-sorted events put a start before an end at the same instant (so a
+// start precedes the steps stamped with it and an end follows them). When
+// an attempt is open at such a start, the end is that attempt's: one job
+// ended in the instant the next began (a requeue, a restart, Slurm's
+// whole seconds). The start moves to just after the end, so the steps of
+// that instant stay with the attempt that ran them (the new one cannot
+// have finished a step in no time).
+void EndsBeforeNextStart(std::vector<const GoodputEvent*>& events) {
+  auto is_end = [](const GoodputEvent* e) {
+    return e->kind == GoodputEventKind::kJobEnd || e->kind == GoodputEventKind::kJobFailed;
+  };
+  bool open = false;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const GoodputEvent* e = events[i];
+    if (is_end(e)) {
+      open = false;
+      continue;
+    }
+    if (e->kind != GoodputEventKind::kJobStart) {
+      open = open || e->kind == GoodputEventKind::kStep;
+      continue;
+    }
+    if (open) {
+      size_t j = i + 1;
+      while (j < events.size() && Same(events[j]->time_s, e->time_s) && !is_end(events[j]))
+        ++j;
+      if (j < events.size() && Same(events[j]->time_s, e->time_s)) {
+        std::rotate(events.begin() + static_cast<std::ptrdiff_t>(i),
+                    events.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                    events.begin() + static_cast<std::ptrdiff_t>(j) + 1);
+        i = j;  // the start, now after the end
+        continue;
+      }
+    }
+    open = true;
+  }
 }
 
 // Google's rule: when a step number is seen again, the earlier records of
@@ -427,25 +466,42 @@ void FinishBuckets(GoodputReport& r) {
   }
 }
 
-void FillIntervals(GoodputReport& r) {
-  CheckpointIntervals& iv = r.checkpoint_interval;
-  const double delta = r.checkpoint_time_s, m = r.mtbf_s;
-  const double restart = std::isfinite(r.recovery_s) ? r.recovery_s : 0.0;
-  iv.young_s = YoungInterval(delta, m);
-  iv.daly_s = DalyInterval(delta, m);
-  iv.availability_optimal_s = AvailabilityOptimalInterval(delta, m, restart);
-  iv.goodput_young = ExpectedGoodput(iv.young_s, delta, m, restart);
-  iv.goodput_daly = ExpectedGoodput(iv.daly_s, delta, m, restart);
-  iv.goodput_availability_optimal = ExpectedGoodput(iv.availability_optimal_s, delta, m, restart);
-  if (std::isfinite(iv.observed_s))
-    iv.goodput_observed = ExpectedGoodput(iv.observed_s, delta, m, restart);
+// The formulas' inputs: a given value in place of the observed one.
+void FillIntervals(GoodputReport& r, const GoodputOptions& options) {
+  IntervalInputs& in = r.interval_inputs;
+  in.checkpoint_time_given = std::isfinite(options.checkpoint_time_s);
+  in.mtbf_given = std::isfinite(options.mtbf_s);
+  in.restart_time_given = std::isfinite(options.restart_time_s);
+  in.checkpoint_time_s = in.checkpoint_time_given ? options.checkpoint_time_s : r.checkpoint_time_s;
+  in.mtbf_s = in.mtbf_given ? options.mtbf_s : r.mtbf_s;
+  in.restart_time_s =
+      in.restart_time_given ? options.restart_time_s : (std::isfinite(r.recovery_s) ? r.recovery_s : 0.0);
+  r.checkpoint_interval =
+      IntervalsFor(in.checkpoint_time_s, in.mtbf_s, in.restart_time_s, r.checkpoint_interval.observed_s);
 }
 
 }  // namespace
 
+Status ValidateGoodputOptions(const GoodputOptions& options) {
+  const std::pair<const char*, double> positive[] = {{"checkpoint_time", options.checkpoint_time_s},
+                                                     {"mtbf", options.mtbf_s}};
+  for (const auto& [name, v] : positive) {
+    if (!std::isnan(v) && !(v > 0 && v <= kMaxDurationS))
+      return InvalidArgumentError(fmt::format("parameter '{}' must be a positive duration (got {})", name, v));
+  }
+  if (!std::isnan(options.restart_time_s) && !(options.restart_time_s >= 0 && options.restart_time_s <= kMaxDurationS))
+    return InvalidArgumentError(
+        fmt::format("parameter 'restart_time' must be a duration >= 0 (got {})", options.restart_time_s));
+  if (!std::isnan(options.steady_state_mfu) && !(options.steady_state_mfu >= 0 && options.steady_state_mfu <= 1))
+    return InvalidArgumentError(
+        fmt::format("parameter 'mfu' must be a fraction in [0, 1] (got {})", options.steady_state_mfu));
+  return Status::Ok();
+}
+
 StatusOr<GoodputReport> ComputeGoodput(std::span<const GoodputEvent> events, const GoodputOptions& options) {
   if (events.empty())
     return InvalidArgumentError("no goodput events");
+  MFU_RETURN_IF_ERROR(ValidateGoodputOptions(options));
   std::vector<const GoodputEvent*> sorted;
   sorted.reserve(events.size());
   for (const GoodputEvent& e : events) {
@@ -471,6 +527,7 @@ StatusOr<GoodputReport> ComputeGoodput(std::span<const GoodputEvent> events, con
       return a->time_s < b->time_s;
     return rank(a->kind) < rank(b->kind);
   });
+  EndsBeforeNextStart(sorted);
   GoodputReport r;
   std::vector<Attempt> attempts = SplitAttempts(sorted, r);
   bool have_step = false, have_checkpoints = false;
@@ -572,7 +629,7 @@ StatusOr<GoodputReport> ComputeGoodput(std::span<const GoodputEvent> events, con
                           static_cast<double>(saves.blocking_s.size());
   }
   r.checkpoint_interval.observed_s = Median(between_saves);
-  FillIntervals(r);
+  FillIntervals(r, options);
   r.steady_state_mfu = options.steady_state_mfu;
   if (std::isfinite(options.steady_state_mfu) && std::isfinite(r.ettr))
     r.effective_mfu = options.steady_state_mfu * r.ettr;
@@ -583,13 +640,18 @@ StatusOr<GoodputReport> ComputeGoodput(std::span<const GoodputEvent> events, con
                        "attempt repeats step numbers"});
   }
   if (r.checkpoints > 0 && saves.blocking_s.empty()) {
-    r.notes.push_back({NoteKind::kAssumption, "checkpoint_time_unknown",
-                       "checkpoint saves were recorded without their blocking time: save time is in the steps "
-                       "or other, and the optimal intervals need --checkpoint-time (mfu goodput --what-if)"});
+    r.notes.push_back(
+        {NoteKind::kAssumption, "checkpoint_time_unknown",
+         r.interval_inputs.checkpoint_time_given
+             ? "checkpoint saves were recorded without their blocking time: save time is in the steps or other"
+             : "checkpoint saves were recorded without their blocking time: save time is in the steps or other, "
+               "and the optimal intervals need parameter 'checkpoint_time'"});
   }
-  if (r.interruptions == 0) {
-    r.notes.push_back({NoteKind::kAssumption, "no_failures",
-                       "no failure was observed: the MTBF and the optimal intervals are not known from this run"});
+  if (r.interruptions == 0 && !r.interval_inputs.mtbf_given) {
+    r.notes.push_back(
+        {NoteKind::kAssumption, "no_failures",
+         "no failure was observed: the MTBF and the optimal intervals are not known from this run (parameter "
+         "'mtbf' gives them)"});
   }
   return r;
 }

@@ -224,6 +224,30 @@ TEST(GoodputAccountingTest, EffectiveMfuAndErrors) {
   EXPECT_FALSE(ComputeGoodput(nan_time).ok());
 }
 
+// One attempt fails in the instant the next starts (a Slurm requeue: both
+// are job 50). The end is the open attempt's, and step 3, stamped at that
+// instant, is its last step: 2 attempts, 1 interruption, nothing lost
+// without checkpoints. Read in time order with starts first, the end would
+// close the new attempt and step 4 open a third.
+TEST(GoodputAccountingTest, EndAtTheInstantTheNextAttemptStarts) {
+  std::vector<GoodputEvent> ev = {Ev(K::kJobStart, 0)};
+  Steps(ev, 1, 3, 10, 10);  // [0,10] .. [20,30]
+  ev.push_back(Ev(K::kJobStart, 30));
+  ev.push_back(Ev(K::kJobFailed, 30));
+  Steps(ev, 4, 5, 40, 10);  // [30,40], [40,50]
+  ev.push_back(Ev(K::kJobEnd, 50));
+  for (GoodputEvent& e : ev)
+    e.attempt = "50";
+  StatusOr<GoodputReport> r = ComputeGoodput(ev);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->attempts, 2);
+  EXPECT_EQ(r->interruptions, 1);
+  EXPECT_EQ(r->wall_s, 50.0);
+  EXPECT_EQ(r->productive_s, 50.0);
+  EXPECT_EQ(Bucket(*r, C::kIdleBetweenAttempts), 0.0);
+  EXPECT_EQ(Sum(*r), r->wall_s);
+}
+
 // A still-running job: the wall runs to `now_s`.
 TEST(GoodputAccountingTest, RunningJobUntilNow) {
   std::vector<GoodputEvent> ev = {Ev(K::kJobStart, 0)};

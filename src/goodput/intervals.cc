@@ -42,8 +42,12 @@ double AvailabilityOptimalInterval(double delta_s, double mtbf_s, double restart
   if (!Positive(delta_s) || !Positive(mtbf_s) || !std::isfinite(restart_s) || restart_s < 0)
     return kLogNaN;
   // T_c = T_s + sqrt(2 (T_f + T_r) T_s + T_s^2): T_s the save time, T_f the
-  // mean time to failure, T_r the recovery time.
-  return delta_s + std::sqrt(2 * (mtbf_s + restart_s) * delta_s + delta_s * delta_s);
+  // mean time to failure, T_r the recovery time. T_c is the period from one
+  // save's start to the next (it maximizes A = (T_c - T_s) / (T_c (1 +
+  // T_r/T_f) + T_c^2 / 2T_f), useful time over expected wall time per
+  // period), so the compute between saves, what the other formulas give,
+  // is T_c - T_s.
+  return std::sqrt(2 * (mtbf_s + restart_s) * delta_s + delta_s * delta_s);
 }
 
 double ExpectedGoodput(double tau_s, double delta_s, double mtbf_s, double restart_s) {
@@ -54,6 +58,21 @@ double ExpectedGoodput(double tau_s, double delta_s, double mtbf_s, double resta
   // the precision when tau + delta << M.
   const double denominator = mtbf_s * std::exp(restart_s / mtbf_s) * std::expm1((tau_s + delta_s) / mtbf_s);
   return denominator > 0 ? tau_s / denominator : kLogNaN;
+}
+
+CheckpointIntervals IntervalsFor(double delta_s, double mtbf_s, double restart_s, double observed_s) {
+  CheckpointIntervals iv;
+  iv.young_s = YoungInterval(delta_s, mtbf_s);
+  iv.daly_s = DalyInterval(delta_s, mtbf_s);
+  iv.availability_optimal_s = AvailabilityOptimalInterval(delta_s, mtbf_s, restart_s);
+  iv.goodput_young = ExpectedGoodput(iv.young_s, delta_s, mtbf_s, restart_s);
+  iv.goodput_daly = ExpectedGoodput(iv.daly_s, delta_s, mtbf_s, restart_s);
+  iv.goodput_availability_optimal = ExpectedGoodput(iv.availability_optimal_s, delta_s, mtbf_s, restart_s);
+  if (std::isfinite(observed_s)) {
+    iv.observed_s = observed_s;
+    iv.goodput_observed = ExpectedGoodput(observed_s, delta_s, mtbf_s, restart_s);
+  }
+  return iv;
 }
 
 StatusOr<GoodputWhatIf> GoodputWhatIfStudy(const GoodputWhatIfRequest& request) {
@@ -67,18 +86,8 @@ StatusOr<GoodputWhatIf> GoodputWhatIfStudy(const GoodputWhatIfRequest& request) 
     return BadParameter("interval", request.interval_s, "a positive duration");
   GoodputWhatIf out;
   out.request = request;
-  const double delta = request.checkpoint_time_s, m = request.mtbf_s, r = request.restart_time_s;
-  CheckpointIntervals& iv = out.intervals;
-  iv.young_s = YoungInterval(delta, m);
-  iv.daly_s = DalyInterval(delta, m);
-  iv.availability_optimal_s = AvailabilityOptimalInterval(delta, m, r);
-  iv.goodput_young = ExpectedGoodput(iv.young_s, delta, m, r);
-  iv.goodput_daly = ExpectedGoodput(iv.daly_s, delta, m, r);
-  iv.goodput_availability_optimal = ExpectedGoodput(iv.availability_optimal_s, delta, m, r);
-  if (request.interval_s > 0) {
-    iv.observed_s = request.interval_s;
-    iv.goodput_observed = ExpectedGoodput(request.interval_s, delta, m, r);
-  }
+  const double delta = request.checkpoint_time_s, m = request.mtbf_s;
+  out.intervals = IntervalsFor(delta, m, request.restart_time_s, request.interval_s > 0 ? request.interval_s : kLogNaN);
   if (delta >= 2 * m) {
     out.notes.push_back({NoteKind::kWarning, "checkpoint_exceeds_mtbf",
                          "the checkpoint time is at least twice the MTBF: Daly's interval is the MTBF itself and "
@@ -88,7 +97,7 @@ StatusOr<GoodputWhatIf> GoodputWhatIfStudy(const GoodputWhatIfRequest& request) 
                          "the checkpoint time is more than 10% of the MTBF: Young's first-order interval is "
                          "inaccurate (delta << M does not hold); prefer Daly's"});
   }
-  if (r > m) {
+  if (request.restart_time_s > m) {
     out.notes.push_back({NoteKind::kWarning, "restart_exceeds_mtbf",
                          "the restart time exceeds the MTBF: the job spends most of its time recovering"});
   }

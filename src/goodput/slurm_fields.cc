@@ -78,10 +78,6 @@ int DaysInMonth(int y, int m) {
   return m == 2 && IsLeap(y) ? 29 : kDays[static_cast<size_t>(m - 1)];
 }
 
-// How long before the next attempt's start an attempt ending in the same
-// second is taken to end.
-constexpr double kBeforeNextStartS = 1e-3;
-
 }  // namespace
 
 StatusOr<std::optional<double>> ParseSlurmTime(std::string_view text) {
@@ -187,10 +183,10 @@ void AppendAttemptEvents(const SlurmAttempt& attempt, std::string_view origin, s
   if (attempt.end_s && attempt.start_s && end != SlurmStateEnd::kNotEnded) {
     double end_s = *attempt.end_s + 1;
     // A next attempt started in the second this one ended in: this one ends
-    // just before it (1 ms, even if that is before the truncated End), so
-    // that time-sorted events see the end first.
+    // when it starts (ComputeGoodput takes an end at the instant of the
+    // next start as the open attempt's).
     if (attempt.next_start_s && *attempt.next_start_s >= *attempt.end_s)
-      end_s = std::min(end_s, std::max(*attempt.start_s, *attempt.next_start_s - kBeforeNextStartS));
+      end_s = std::min(end_s, std::max(*attempt.start_s, *attempt.next_start_s));
     add(end == SlurmStateEnd::kFailure ? GoodputEventKind::kJobFailed : GoodputEventKind::kJobEnd, end_s,
         attempt.state);
   }

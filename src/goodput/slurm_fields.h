@@ -57,9 +57,9 @@ void LinkAttempts(std::vector<SlurmAttempt>& attempts);
 // kQueued (Submit), kJobStart (Start) and kJobEnd or kJobFailed (End, detail
 // the state) for each attempt that has the time, appended to `out`.
 // Slurm's times are whole seconds, truncated: the end is taken when the
-// second it was logged in is over (End + 1 s; 1 ms before the next
-// attempt's start when that is in the same second), so that the job's own records from that second (its
-// last steps) fall inside the attempt they belong to.
+// second it was logged in is over (End + 1 s; at the next attempt's start
+// when that is in the same second), so that the job's own records from
+// that second (its last steps) fall inside the attempt they belong to.
 void AppendAttemptEvents(const SlurmAttempt& attempt, std::string_view origin, std::vector<GoodputEvent>& out);
 
 }  // namespace mfu::goodput_internal

@@ -280,7 +280,7 @@ TEST_F(SlurmReaders, EndOfSecondCappedAndRequeueLoggedAsPending) {
   ASSERT_TRUE(sacct.ok()) << sacct.status().message();
   ExpectEvents(*sacct, {
                            {GoodputEventKind::kJobStart, kT0, ""},
-                           {GoodputEventKind::kJobFailed, kT0 + 10 - 0.001, "NODE_FAIL"},
+                           {GoodputEventKind::kJobFailed, kT0 + 10, "NODE_FAIL"},
                            {GoodputEventKind::kJobStart, kT0 + 10, ""},
                            {GoodputEventKind::kJobEnd, kT0 + 20 + 1, "COMPLETED"},
                        });

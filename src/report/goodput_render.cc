@@ -109,6 +109,14 @@ std::string RenderGoodputText(const GoodputReport& r, const std::vector<std::str
   }
   out << "\n";
   PrintIntervals(out, r.checkpoint_interval, "observed (median)", width);
+  const IntervalInputs& in = r.interval_inputs;
+  auto from = [](bool given) { return given ? "given" : "observed"; };
+  out << report::LabelLine(
+      "intervals from",
+      fmt::format("checkpoint time delta {} ({}), MTBF M {} ({}), restart {} ({})", HumanDuration(in.checkpoint_time_s),
+                  from(in.checkpoint_time_given), HumanDuration(in.mtbf_s), from(in.mtbf_given),
+                  HumanDuration(in.restart_time_s), from(in.restart_time_given)),
+      width);
   if (!r.notes.empty()) {
     out << "\n";
     report::PrintNotes(out, r.notes, width);
@@ -137,6 +145,18 @@ std::string RenderGoodputJson(const GoodputReport& r, const std::vector<std::str
   j["checkpoints"] = r.checkpoints;
   j["checkpoint_time_s"] = Num(r.checkpoint_time_s);
   j["checkpoint_interval"] = IntervalsJson(r.checkpoint_interval);
+  const IntervalInputs& in = r.interval_inputs;
+  json given = json::array();
+  if (in.checkpoint_time_given)
+    given.push_back("checkpoint_time_s");
+  if (in.mtbf_given)
+    given.push_back("mtbf_s");
+  if (in.restart_time_given)
+    given.push_back("restart_time_s");
+  j["interval_inputs"] = {{"checkpoint_time_s", Num(in.checkpoint_time_s)},
+                          {"mtbf_s", Num(in.mtbf_s)},
+                          {"restart_time_s", Num(in.restart_time_s)},
+                          {"given", given}};
   j["steady_state_mfu"] = Num(r.steady_state_mfu);
   j["effective_mfu"] = Num(r.effective_mfu);
   j["notes"] = report::NotesJson(r.notes);

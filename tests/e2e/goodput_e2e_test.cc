@@ -93,6 +93,37 @@ TEST(GoodputE2e, ProgressTextAndJson) {
   EXPECT_NE(text.out.find("without their blocking time"), std::string::npos) << text.out;
 }
 
+// progress.txt records saves without their blocking time, so its intervals
+// are unknown until a checkpoint time is given; the observed MTBF (6000 s)
+// and recovery (3000 s) stay, and --mtbf replaces the MTBF. Young and Daly
+// by hand from the formulas (docs/goodput.md).
+TEST(GoodputE2e, GivenCheckpointTimeAndMtbfWithEvents) {
+  Result before = RunMfu({"goodput", kProgress, "--json"});
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  EXPECT_TRUE(json::parse(before.out)["checkpoint_interval"]["young_s"].is_null());
+  Result r = RunMfu({"goodput", kProgress, "--checkpoint-time", "60s", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_NEAR(j["checkpoint_interval"]["young_s"].get<double>(), std::sqrt(2 * 60.0 * 6000), 1e-9);
+  EXPECT_EQ(j["interval_inputs"]["mtbf_s"], 6000.0);
+  EXPECT_EQ(j["interval_inputs"]["restart_time_s"], 3000.0);
+  EXPECT_EQ(j["interval_inputs"]["given"], json::array({"checkpoint_time_s"}));
+  EXPECT_TRUE(j["checkpoint_time_s"].is_null());  // still what the events say
+  Result m = RunMfu({"goodput", kProgress, "--checkpoint-time", "60s", "--mtbf", "24h", "--json"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  json k = json::parse(m.out);
+  const double delta = 60, big_m = 86400, x = delta / (2 * big_m);
+  EXPECT_NEAR(k["checkpoint_interval"]["young_s"].get<double>(), std::sqrt(2 * delta * big_m), 1e-9);
+  EXPECT_NEAR(k["checkpoint_interval"]["daly_s"].get<double>(),
+              std::sqrt(2 * delta * big_m) * (1 + std::sqrt(x) / 3 + x / 9) - delta, 1e-9);
+  EXPECT_EQ(k["mtbf_s"], 6000.0);
+  Result text = RunMfu({"goodput", kProgress, "--checkpoint-time", "60s"}, {"COLUMNS=100"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("checkpoint time delta 60.0 s (given), MTBF M 100.0 min (observed)"), std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("--checkpoint-time"), std::string::npos) << text.out;  // the note no longer asks for it
+}
+
 // A real NeMo 2 log (tests/data/logs, NVIDIA/NeMo @8cfedd72's resiliency
 // notebook) has no timestamps: its timeline runs on the printed
 // train_step_timing values, so the wall is their sum and the first step
@@ -160,7 +191,8 @@ TEST(GoodputE2e, BadFlagsAndFiles) {
   ExpectOneLineError(RunMfu({"goodput", "--what-if", "--mtbf", "24h", "--checkpoint-time", "1m", kJsonl}), 2,
                      "--what-if takes no event files");
   ExpectOneLineError(RunMfu({"goodput"}), 2, "give event files");
-  ExpectOneLineError(RunMfu({"goodput", kJsonl, "--mtbf", "24h"}), 2, "--mtbf needs --what-if");
+  ExpectOneLineError(RunMfu({"goodput", kJsonl, "--interval", "1h"}), 2, "--interval needs --what-if");
+  ExpectOneLineError(RunMfu({"goodput", kJsonl, "--checkpoint-time", "0"}), 2, "--checkpoint-time");
   ExpectOneLineError(RunMfu({"goodput", kJsonl, "--mfu", "1.5"}), 2, "--mfu");
   ExpectOneLineError(RunMfu({"goodput", kJsonl, "--format", "nope"}), 2, "--format: unknown source 'nope'");
   ExpectOneLineError(RunMfu({"goodput", SourcePath("tests/data/goodput/missing.jsonl")}), 1, "missing.jsonl");

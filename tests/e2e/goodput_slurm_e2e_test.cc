@@ -285,11 +285,18 @@ TEST(GoodputSlurmE2e, RequeuedAndCancelledJobEttrMatchesItsTimeline) {
 
   // Attempt 0: ten steps (checkpoints after steps 4 and 8), then requeued.
   ASSERT_TRUE(WaitFor([&] { return step_lines("attempt-0") >= 10; }, 40)) << cluster.Logs();
+  const std::time_t requeued_at = std::time(nullptr);
   ToolResult requeued = cluster.Tool({kScontrol, "requeue", cluster.job_id_});
   ASSERT_EQ(requeued.exit_code, 0) << requeued.output;
   // A requeued job waits for its BeginTime (slurmctld delays it ~2 min):
-  // released at once, the idle time between attempts stays a few seconds.
+  // released early, the idle time between attempts stays a few seconds.
+  // Not in the second of the requeue: slurmd revokes the old credential
+  // with a whole-second time, and a launch credential made in that same
+  // second counts as revoked ("Killing non-startable batch JobId=1: Job
+  // credential revoked", seen under load when the release came at once).
   ASSERT_TRUE(WaitFor([&] { return cluster.JobState() == "PENDING"; }, 30)) << cluster.Logs();
+  while (std::time(nullptr) < requeued_at + 2)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ToolResult released = cluster.Tool({kScontrol, "update", "JobId=" + cluster.job_id_, "StartTime=now"});
   ASSERT_EQ(released.exit_code, 0) << released.output;
 
