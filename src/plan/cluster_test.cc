@@ -182,7 +182,7 @@ TEST_F(ClusterDbTest, OverrideReplacesOnlyTheGivenColumns) {
   EXPECT_EQ(after.gpus_per_node, before.gpus_per_node);
   EXPECT_EQ(after.aliases.size(), before.aliases.size() + 1);  // appended, not replaced
   EXPECT_EQ(Get("dgx-h100-80gb").id, "dgx-h100");
-  EXPECT_EQ(db_.all().size(), 25u);
+  EXPECT_EQ(db_.all().size(), 27u);
 }
 
 TEST_F(ClusterDbTest, NewRowIsAdded) {
@@ -196,7 +196,7 @@ TEST_F(ClusterDbTest, NewRowIsAdded) {
   EXPECT_DOUBLE_EQ(c.scaleup_latency_s, 2.5e-6);
   EXPECT_EQ(c.max_gpus, 1024);
   EXPECT_EQ(c.source, "my datasheet, p. 2");
-  EXPECT_EQ(db_.all().size(), 26u);
+  EXPECT_EQ(db_.all().size(), 28u);
 }
 
 TEST_F(ClusterDbTest, UnknownColumnIsAParseErrorWithASuggestion) {
