@@ -190,8 +190,8 @@ struct TraceParseOptions {
   bool keep_python_functions = false;  // python_function events dominate with_stack traces
   int threads = 1;                     // worker threads for one file's events
   // The most events one file may hold (0: no limit). Memory grows with the
-  // events kept (about 100 bytes each at the peak of the parse, then 49), so
-  // this is the memory cap; beyond it the parse fails with kOutOfRange naming
+  // events kept (the event columns hold 49 bytes each; `mfu trace` peaks at
+  // about 113 with its analyses), so this is the memory cap; beyond it the parse fails with kOutOfRange naming
   // the file and the cap. Whitespace, long strings and skipped events cost no
   // memory: input bytes are read in bounded chunks.
   uint64_t max_events = 0;

@@ -140,6 +140,31 @@ TEST(PredictNotes, UnvalidatedFamiliesAreSaid) {
   EXPECT_EQ(Find((*h100)->notes, "unvalidated_family"), nullptr);
 }
 
+// A TPU v5p slice (data/clusters tpu-v5p-pod, its ICI torus approximated
+// as a flat domain) predicts, and says it is unvalidated: no TPU family has
+// a measured run.
+TEST(PredictNotes, TpuV5pSliceRunsAndIsUnvalidated) {
+  for (const auto& [gpu, cluster] : {std::pair{"tpu-v5p", ""}, std::pair{"", "tpu-v5p-pod"}}) {
+    SCOPED_TRACE(std::string(gpu) + cluster);
+    auto s = ResolveTrainingSetup(Builtin(), Training("llama-3.1-8b", gpu, cluster, 64));
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    ASSERT_NE((*s)->cluster, nullptr);
+    EXPECT_EQ((*s)->cluster->id, "tpu-v5p-pod");
+    const Note* n = Find((*s)->notes, "unvalidated_family");
+    ASSERT_NE(n, nullptr);
+    EXPECT_NE(n->message.find("tpu-v5p"), std::string::npos) << n->message;
+    TrainingConfigRequest q;
+    q.tp = 4;
+    q.gbs = 256;
+    auto c = ResolveTrainingConfig(**s, q);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    auto r = PredictTraining(**s, *c);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_GT(r->prediction.step_s, 0);
+    ASSERT_NE(Find(r->notes, "unvalidated_family"), nullptr);
+  }
+}
+
 // ------------------------------------------------------- training checks
 
 struct BadConfig {

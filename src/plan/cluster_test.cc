@@ -48,7 +48,7 @@ class ClusterDbTest : public ::testing::Test {
 TEST_F(ClusterDbTest, EveryBuiltinRowLoadsAndItsAcceleratorResolves) {
   StatusOr<HardwareDb> hw = HardwareDb::LoadBuiltin();
   ASSERT_TRUE(hw.ok()) << hw.status().message();
-  ASSERT_EQ(db_.all().size(), 25u);
+  ASSERT_EQ(db_.all().size(), 27u);
   std::set<std::string> ids;
   for (const Cluster& c : db_.all()) {
     SCOPED_TRACE(c.id);
@@ -136,6 +136,37 @@ TEST_F(ClusterDbTest, OtherPresetsMatchTheirSources) {
   EXPECT_DOUBLE_EQ(vtrain.scaleout_bw_bytes_per_s, 12.5e9);  // 800 Gb/s per 8-GPU node
 }
 
+// Google Cloud TPU v5p system architecture page: 8960 chips per pod, largest
+// slice 6144 chips (16x16x24), 4-chip hosts, 1200 GBps bidirectional ICI per
+// chip, 50 Gbps DCN per chip. TPU v6e page: 256 chips per pod, 8 chips per
+// host, 800 GBps bidirectional ICI per chip, all-reduce bandwidth 102.4 TB/s
+// per pod. The rows hold half the bidirectional ICI (a ring all-reduce over
+// the whole torus), which for v6e is Google's all-reduce figure per chip.
+TEST_F(ClusterDbTest, TpuPodsMatchGooglesSystemArchitecturePages) {
+  const Cluster& v5p = Get("tpu-v5p-pod");
+  EXPECT_EQ(v5p.accelerator, "tpu-v5p");
+  EXPECT_TRUE(v5p.reference);
+  EXPECT_EQ(v5p.gpus_per_node, 4);
+  EXPECT_EQ(v5p.nvlink_domain_gpus, 16 * 16 * 24);
+  EXPECT_EQ(v5p.max_gpus, 8960);
+  EXPECT_DOUBLE_EQ(v5p.scaleup_bw_bytes_per_s, 1200e9 / 2);
+  EXPECT_DOUBLE_EQ(v5p.scaleout_bw_bytes_per_s, 50e9 / 8);  // 50 Gbps
+  const Cluster& v6e = Get("trillium-pod");
+  EXPECT_EQ(v6e.id, "tpu-v6e-pod");
+  EXPECT_EQ(v6e.accelerator, "tpu-v6e");
+  EXPECT_TRUE(v6e.reference);
+  EXPECT_EQ(v6e.gpus_per_node, 8);
+  EXPECT_EQ(v6e.nvlink_domain_gpus, 256);
+  EXPECT_EQ(v6e.max_gpus, 256);
+  EXPECT_DOUBLE_EQ(v6e.scaleup_bw_bytes_per_s, 800e9 / 2);
+  EXPECT_DOUBLE_EQ(v6e.scaleup_bw_bytes_per_s, 102.4e12 / 256);
+  for (const Cluster* c : {&v5p, &v6e}) {
+    SCOPED_TRACE(c->id);
+    EXPECT_NE(c->notes.find("approximation"), std::string::npos);
+    EXPECT_NE(c->notes.find("unvalidated"), std::string::npos);
+  }
+}
+
 TEST_F(ClusterDbTest, OverrideReplacesOnlyTheGivenColumns) {
   Cluster before = Get("dgx-h100");
   ASSERT_TRUE(
@@ -151,7 +182,7 @@ TEST_F(ClusterDbTest, OverrideReplacesOnlyTheGivenColumns) {
   EXPECT_EQ(after.gpus_per_node, before.gpus_per_node);
   EXPECT_EQ(after.aliases.size(), before.aliases.size() + 1);  // appended, not replaced
   EXPECT_EQ(Get("dgx-h100-80gb").id, "dgx-h100");
-  EXPECT_EQ(db_.all().size(), 25u);
+  EXPECT_EQ(db_.all().size(), 27u);
 }
 
 TEST_F(ClusterDbTest, NewRowIsAdded) {
@@ -165,7 +196,7 @@ TEST_F(ClusterDbTest, NewRowIsAdded) {
   EXPECT_DOUBLE_EQ(c.scaleup_latency_s, 2.5e-6);
   EXPECT_EQ(c.max_gpus, 1024);
   EXPECT_EQ(c.source, "my datasheet, p. 2");
-  EXPECT_EQ(db_.all().size(), 26u);
+  EXPECT_EQ(db_.all().size(), 28u);
 }
 
 TEST_F(ClusterDbTest, UnknownColumnIsAParseErrorWithASuggestion) {

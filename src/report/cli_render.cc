@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/strings.h"
 #include "mfu/report_cli.h"
@@ -45,17 +47,31 @@ nlohmann::json ClusterJson(const Cluster& c) {
 
 std::string RenderClusterListText(const std::vector<const Cluster*>& clusters, const TextOptions& options) {
   std::ostringstream out;
-  report::Table table({"id", "accelerator", "GPUs/node", "domain", "up GB/s", "out GB/s", "max GPUs", "USD/h", "name"});
+  // Below 100 columns the figures alone take ~78: the name goes (it wrapped
+  // to 10 characters a line past the terminal's edge), `clusters show` has it.
+  const bool names = options.width == TextOptions::kUnlimited || options.width >= 100;
+  std::vector<std::string> header = {"id",      "accelerator", "GPUs/node", "domain",
+                                     "up GB/s", "out GB/s",    "max GPUs",  "USD/h"};
+  if (names)
+    header.push_back("name");
+  report::Table table(std::move(header));
   for (const Cluster* c : clusters) {
-    table.AddRow({c->id, c->accelerator, std::to_string(c->gpus_per_node), std::to_string(c->nvlink_domain_gpus),
-                  Gbps(c->scaleup_bw_bytes_per_s), Gbps(c->scaleout_bw_bytes_per_s),
-                  c->max_gpus > 0 ? std::to_string(c->max_gpus) : "-",
-                  c->price_per_gpu_hour > 0 ? report::Fixed(c->price_per_gpu_hour, 2) : "-", c->name});
+    std::vector<std::string> row = {c->id,
+                                    c->accelerator,
+                                    std::to_string(c->gpus_per_node),
+                                    std::to_string(c->nvlink_domain_gpus),
+                                    Gbps(c->scaleup_bw_bytes_per_s),
+                                    Gbps(c->scaleout_bw_bytes_per_s),
+                                    c->max_gpus > 0 ? std::to_string(c->max_gpus) : "-",
+                                    c->price_per_gpu_hour > 0 ? report::Fixed(c->price_per_gpu_hour, 2) : "-"};
+    if (names)
+      row.push_back(c->name);
+    table.AddRow(std::move(row));
   }
   table.Print(out, options.width);
   const std::string footer = std::to_string(clusters.size()) +
-                             " clusters; bandwidths per GPU, one direction. 'mfu clusters show ID' for every field "
-                             "and the source.";
+                             " clusters; bandwidths per GPU, one direction. 'mfu clusters show ID' for every field " +
+                             (names ? "" : "(the name too) ") + "and the source.";
   out << base::Join(report::WrapText(footer, options.width > 0 ? static_cast<size_t>(options.width) : 0), "\n") << "\n";
   return out.str();
 }

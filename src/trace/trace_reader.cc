@@ -410,6 +410,12 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
       keys[cursor[static_cast<size_t>(b.kind[i])]++] = {b.ts_ns[i], -b.dur_ns[i], b.offset[i], static_cast<uint32_t>(i),
                                                         static_cast<uint32_t>(s)};
     }
+    // The keys hold these three columns now (ts and -dur are gathered back
+    // from them): freeing them here takes 24 of the builder's 57 bytes per
+    // event off the merge's peak, which is the parse's.
+    std::vector<int64_t>().swap(b.ts_ns);
+    std::vector<int64_t>().swap(b.dur_ns);
+    std::vector<uint64_t>().swap(b.offset);
   });
   uint64_t clamped = 0;
   for (uint64_t c : clamped_by)
@@ -429,10 +435,11 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
   auto track_id = [&maps](uint32_t s, uint32_t v) { return maps[s].identity ? v : maps[s].tracks[v]; };
   auto collective_id = [&maps](uint32_t s, uint32_t v) { return v == kNoIndex ? v : v + maps[s].collective_base; };
   auto shapes_id = [&maps](uint32_t s, uint32_t v) { return v == kNoIndex ? v : v + maps[s].shapes_base; };
+  // The builder columns first (each output replaces its source), the two
+  // columns held by the keys last, so the keys and the outputs of ts and dur
+  // never coexist with the builders' columns.
   ParallelFor(2, threads >= 2 && total > 100000 ? 2 : 1, [&](size_t half) {
     if (half == 0) {
-      Gather(out.ts_ns, keys, builders, &TraceBuilder::ts_ns, same);
-      Gather(out.dur_ns, keys, builders, &TraceBuilder::dur_ns, same);
       Gather(out.kind, keys, builders, &TraceBuilder::kind, same);
       Gather(out.name, keys, builders, &TraceBuilder::name, string_id);
     } else {
@@ -444,6 +451,18 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
     }
   });
   builders.clear();
+  ParallelFor(2, threads >= 2 && total > 100000 ? 2 : 1, [&](size_t half) {
+    if (half == 0) {
+      ResizeHuge(out.ts_ns, keys.size());
+      for (size_t k = 0; k < keys.size(); ++k)
+        out.ts_ns[k] = keys[k].ts;
+    } else {
+      ResizeHuge(out.dur_ns, keys.size());
+      for (size_t k = 0; k < keys.size(); ++k)
+        out.dur_ns[k] = -keys[k].neg_dur;
+    }
+  });
+  std::vector<SortKey>().swap(keys);
   if (out_of_order)
     diagnostics.Add(DiagnosticId::k_out_of_order, 0, "");
 }

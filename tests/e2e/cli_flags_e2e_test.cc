@@ -355,7 +355,9 @@ size_t Widest(const std::string& text) {
 // 210; COLUMNS=80 changes nothing".
 TEST(CliWidth, TablesFitColumns) {
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"hw", "list"}, std::vector<std::string>{"plan", "--help"},
+       {std::vector<std::string>{"hw", "list"}, std::vector<std::string>{"clusters", "list"},
+        std::vector<std::string>{"trace", SourcePath("tests/data/traces/dlrm_kineto")},
+        std::vector<std::string>{"flops", "--model", "llama-3.1-70b"}, std::vector<std::string>{"plan", "--help"},
         std::vector<std::string>{"infer", "--help"}, std::vector<std::string>{"help"}}) {
     for (int columns : {80, 120}) {
       Result r = RunMfu(args, {"COLUMNS=" + std::to_string(columns)});
