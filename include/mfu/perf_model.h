@@ -57,6 +57,13 @@ struct EfficiencyParams {
   double overlap_efficiency = 0.8;
   double kernel_overhead_us = 4;   // idle gap per kernel (launch, sync), microseconds
   double memory_reserved_gib = 3;  // CUDA context, NCCL buffers, allocator slack
+  // The SM clock a whole step sustains / the clock the kernel figures ran
+  // at (not fitted): a training or serving step keeps GEMMs, attention, HBM
+  // and NVLink busy together and draws the board's power limit, where a
+  // kernel benchmark times one kernel in short bursts. Scales the steps'
+  // GEMM and attention rates (GemmSeconds and AttentionSeconds, what the
+  // kernel figures check, keep the kernels' own clock).
+  double sustained_clock_fraction = 1;
   std::string source;
   // What the family's predictions were checked against
   // (data/efficiency/validation.csv): "validated" (measured end-to-end runs),
@@ -68,7 +75,8 @@ struct EfficiencyParams {
   VectorKernelTable vector_kernels;
 };
 
-inline constexpr size_t kNumEfficiencyParams = 15;  // the fitted ones (not memory_reserved_gib)
+inline constexpr size_t kNumEfficiencyParams =
+    15;  // the fitted ones (not memory_reserved_gib, sustained_clock_fraction)
 // name, pointer-to-member, and the bounds calibration keeps it in.
 struct EfficiencyParamInfo {
   const char* name;

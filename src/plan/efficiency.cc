@@ -80,6 +80,7 @@ const base::TableSchema<EfficiencyParams>& FamilySchema() {
     for (const EfficiencyParamInfo& info : EfficiencyParamInfos())
       s.columns.push_back(Param(info.name, info.field, info.min, info.max));
     s.columns.push_back(Param("memory_reserved_gib", &EfficiencyParams::memory_reserved_gib, 0, 1024).Unit("GiB"));
+    s.columns.push_back(Param("sustained_clock_fraction", &EfficiencyParams::sustained_clock_fraction, 0.3, 1));
     s.columns.push_back(base::TextColumn("source", &EfficiencyParams::source).Quoted());
     return s;
   }();

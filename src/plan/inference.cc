@@ -80,7 +80,8 @@ StatusOr<InferenceModel> InferenceModel::Create(const InferenceSetup& s) {
   if (!(p.peak_ > 0))
     return InvalidArgumentError("inference: " + s.gpu->id + " has no dense 16-bit peak");
   p.compute_dtype_ = compute;
-  p.compute_peak_ = ComputePeakFlops(*s.gpu, compute);
+  // At the clock a serving engine's back-to-back steps sustain, as training's.
+  p.compute_peak_ = s.efficiency.sustained_clock_fraction * ComputePeakFlops(*s.gpu, compute);
   p.hbm_ = s.gpu->memory_bw_tbps * 1e12 * s.efficiency.vector_bw_fraction;
 
   const ParamCounts params = CountParams(m);
@@ -317,12 +318,13 @@ StepCost InferenceModel::Step(const std::vector<Segment>& segments) const {
     double attn_c = 0;
     if (g.prefill) {
       attn_c = AttentionSeconds(*s.gpu, e, s.framework.attention, false, attn_flops, 2 * keys + g.new_tokens, true,
-                                head_dim);
+                                head_dim) /
+               e.sustained_clock_fraction;
     } else {
       const double query_rows = group * g.new_tokens;
       attn_c =
-          AttentionSeconds(*s.gpu, e, s.framework.attention, false, attn_flops, std::max(keys, 1.0), false, head_dim) *
-          std::max(1.0, kDecodeTileRows / query_rows);
+          AttentionSeconds(*s.gpu, e, s.framework.attention, false, attn_flops, std::max(keys, 1.0), false, head_dim) /
+          e.sustained_clock_fraction * std::max(1.0, kDecodeTileRows / query_rows);
     }
     parts.Add(attn_c, (read + write) / hbm_, attn_c);
     kv_read += read;

@@ -228,5 +228,35 @@ TEST(Mechanisms, ExpertDataParallelGroupUsesOneNicPerNode) {
   EXPECT_NEAR(p.breakdown.dp_comm_s, expert_time + dense_time, 0.02 * (expert_time + dense_time));
 }
 
+// A whole step runs at the clock the board sustains under its power limit
+// (sustained_clock_fraction), kernel figures at their own: t = flops /
+// (clock x peak x efficiency) for every compute-bound GEMM and the fused
+// attention, so halving the clock doubles both buckets exactly (the shapes
+// below are far from the bytes roofline), while the vector kernels, the
+// launch gaps and a single GemmSeconds (what `mfu kernels` checks) do not
+// move.
+TEST(Mechanisms, SustainedClockSlowsTheStepsComputeOnly) {
+  const ModelSpec m = Generic(4, 4096, 32, 16384, 32000);
+  EfficiencyParams e = TestEfficiency();
+  const PerfModel full = MakeWith(m, 4096, 1, nullptr, e, Framework("megatron-core"));
+  e.sustained_clock_fraction = 0.5;
+  const PerfModel half = MakeWith(m, 4096, 1, nullptr, e, Framework("megatron-core"));
+  const TrainingConfig c = Layout(1, 1, 1, 1);
+  const Prediction a = full.Evaluate(c), b = half.Evaluate(c);
+  ASSERT_EQ(a.issue, ConfigIssue::kOk);
+  EXPECT_NEAR(b.breakdown.matrix_s, 2 * a.breakdown.matrix_s, 1e-9 * a.breakdown.matrix_s);
+  EXPECT_NEAR(b.breakdown.attention_s, 2 * a.breakdown.attention_s, 1e-9 * a.breakdown.attention_s);
+  EXPECT_DOUBLE_EQ(b.breakdown.vector_s, a.breakdown.vector_s);
+  EXPECT_DOUBLE_EQ(b.breakdown.overhead_s, a.breakdown.overhead_s);
+  const Accelerator* h100 = Gpu("h100-sxm5-80gb");
+  EXPECT_DOUBLE_EQ(GemmSeconds(*h100, e, DType::kBf16, 8192, 8192, 8192),
+                   GemmSeconds(*h100, TestEfficiency(), DType::kBf16, 8192, 8192, 8192));
+  // The shipped Hopper value: ~1600 MHz sustained by an H800 under a
+  // compute-bound load / the 1830 MHz of the 989 TF peak (FlashMLA kernel
+  // deep-dive; kernel-benchmarks.md sec. 8) = 0.8743.
+  EXPECT_NEAR(Shipped().For("h100-sxm5-80gb").sustained_clock_fraction, 1600.0 / 1830, 5e-4);
+  EXPECT_DOUBLE_EQ(Shipped().For("a100-sxm4-80gb").sustained_clock_fraction, 1.0);
+}
+
 }  // namespace
 }  // namespace mfu

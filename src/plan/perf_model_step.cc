@@ -101,8 +101,10 @@ void PerfModel::EvaluateStep(const TrainingConfig& in, Prediction& out) const {
   // --- compute of one micro-batch, one layer, forward ---
   // Linear layers run at the precision's dense peak (a device without it,
   // fp8 on A100, at its 16-bit peak); attention and the LM head in 16-bit.
-  const double peak = ComputePeakFlops(gpu, c.precision);
-  const double peak16 = ComputePeakFlops(gpu, DType::kBf16);
+  // Both at the clock a whole step sustains (sustained_clock_fraction).
+  const double clock = e.sustained_clock_fraction;
+  const double peak = clock * ComputePeakFlops(gpu, c.precision);
+  const double peak16 = clock * ComputePeakFlops(gpu, DType::kBf16);
   const bool low_precision =
       (c.precision == DType::kFp8 || c.precision == DType::kFp4) && gpu.peak_flops(c.precision) > 0;
   const DType gemm_dtype = low_precision ? c.precision : DType::kBf16;
@@ -154,9 +156,10 @@ void PerfModel::EvaluateStep(const TrainingConfig& in, Prediction& out) const {
   double core_f = 0, core_b = 0;
   double core_vec_f = 0;  // unfused attention: softmax, mask, dropout traffic
   if (fused_attention) {
-    core_f = AttentionSeconds(gpu, e, fw.attention, false, attn_flops, kv_len, causal_blocks, head_dim);
+    core_f = AttentionSeconds(gpu, e, fw.attention, false, attn_flops, kv_len, causal_blocks, head_dim) / clock;
     core_b =
-        AttentionSeconds(gpu, e, fw.attention, true, kAttentionBackward * attn_flops, kv_len, causal_blocks, head_dim);
+        AttentionSeconds(gpu, e, fw.attention, true, kAttentionBackward * attn_flops, kv_len, causal_blocks, head_dim) /
+        clock;
   } else {
     // The full score matrix (causal blocks are not skipped) as two batched
     // GEMMs with the head dim as the short side, and ~6 passes of 16-bit
