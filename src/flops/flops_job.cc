@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/strings.h"
+#include "base/param.h"
 #include "flops/job_common.h"
 #include "mfu/flops.h"
 
@@ -13,7 +14,7 @@ namespace mfu {
 namespace {
 
 using flops_internal::kDefaultSeqLen;
-using flops_internal::Param;
+using base::Param;
 
 StatusOr<int64_t> ResolveSeqLen(const FlopsRequest& r) {
   const ModelSpec& spec = r.model;

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "base/param.h"
 #include "flops/job_common.h"
 #include "mfu/memory.h"
 
@@ -14,7 +15,7 @@ namespace mfu {
 namespace {
 
 using flops_internal::kDefaultSeqLen;
-using flops_internal::Param;
+using base::Param;
 
 // --state, then the dtype and optimizer overrides.
 StatusOr<TrainingStateDtypes> ResolveState(const MemoryRequest& r) {
