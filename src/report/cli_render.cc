@@ -53,9 +53,8 @@ std::string RenderClusterListText(const std::vector<const Cluster*>& clusters, c
                   c->price_per_gpu_hour > 0 ? report::Fixed(c->price_per_gpu_hour, 2) : "-", c->name});
   }
   table.Print(out, options.width);
-  const std::string footer = std::to_string(clusters.size()) +
-                             " clusters; bandwidths per GPU, one direction. 'mfu clusters show ID' for every field "
-                             "and the source.";
+  const std::string footer = std::to_string(clusters.size()) + " clusters; bandwidths per GPU, one direction. " +
+                             options.Command("clusters show ID") + " for every field and the source.";
   out << base::Join(report::WrapText(footer, options.width > 0 ? static_cast<size_t>(options.width) : 0), "\n") << "\n";
   return out.str();
 }
