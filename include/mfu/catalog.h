@@ -34,7 +34,8 @@ struct CatalogFiles {
   std::vector<std::string> efficiency;      // data/efficiency/efficiency.csv columns
   std::vector<std::string> frameworks;      // data/frameworks/frameworks.csv columns
   std::vector<std::string> kernel_classes;  // data/kernels/kernel_classes.csv columns
-  EfficiencyBase efficiency_base = EfficiencyBase::kFitted;  // what `efficiency` overrides
+  // The table `efficiency` overrides.
+  EfficiencyBase efficiency_base = EfficiencyBase::kFitted;
 };
 
 struct Catalog {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "cli/command.h"
-#include "mfu/catalog.h"
 #include "mfu/calibrate.h"
+#include "mfu/catalog.h"
 #include "mfu/operator_profiles.h"
 #include "mfu/report_calibrate.h"
 
@@ -67,7 +67,8 @@ class CalibrateCommand final : public Command {
       files.clusters.push_back(cluster_file_);
     files.efficiency = efficiency_files_;
     MFU_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(fs, files));
-    MFU_ASSIGN_OR_RETURN(EfficiencyDb prior, Catalog::LoadEfficiency(fs, prior_files_, EfficiencyBase::kKernelGrounded));
+    MFU_ASSIGN_OR_RETURN(EfficiencyDb prior,
+                         Catalog::LoadEfficiency(fs, prior_files_, EfficiencyBase::kKernelGrounded));
     if (runs.runs.empty())
       return InvalidArgumentError(runs_path_ + ": no usable runs (" + std::to_string(runs.skipped.size()) +
                                   " skipped)");

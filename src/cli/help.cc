@@ -170,7 +170,8 @@ std::string InFlagSpelling(std::string message, std::string_view command) {
 }
 
 TextOptions CliTextOptions(int width, std::string_view command) {
-  TextOptions options{width};
+  TextOptions options;
+  options.width = width;
   const std::string name(command);
   options.parameter = [name](std::string_view parameter, bool short_form) {
     std::string flag = "--" + std::string(parameter);

@@ -5,16 +5,16 @@
 #include <string>
 #include <utility>
 
-#include "base/strings.h"
 #include "base/param.h"
+#include "base/strings.h"
 #include "flops/job_common.h"
 #include "mfu/flops.h"
 
 namespace mfu {
 namespace {
 
-using flops_internal::kDefaultSeqLen;
 using base::Param;
+using flops_internal::kDefaultSeqLen;
 
 StatusOr<int64_t> ResolveSeqLen(const FlopsRequest& r) {
   const ModelSpec& spec = r.model;

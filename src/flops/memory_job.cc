@@ -14,8 +14,8 @@
 namespace mfu {
 namespace {
 
-using flops_internal::kDefaultSeqLen;
 using base::Param;
+using flops_internal::kDefaultSeqLen;
 
 // --state, then the dtype and optimizer overrides.
 StatusOr<TrainingStateDtypes> ResolveState(const MemoryRequest& r) {

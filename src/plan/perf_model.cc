@@ -15,9 +15,9 @@
 #include <string>
 #include <utility>
 
+#include "base/param.h"
 #include "mfu/memory.h"
 #include "mfu/vector_kernels.h"
-#include "base/param.h"
 #include "plan/perf_model_internal.h"
 
 namespace mfu {

@@ -81,7 +81,8 @@ void PrintInputs(std::ostream& out, const LogAnalysis& a, const TextOptions& tex
                            width);
   out << report::LabelLine("gpus", Known(a.gpus, a.gpus_source, text.Parameter("gpus")), width);
   out << report::LabelLine("seq len", Known(a.seq_len, a.seq_len_source, text.Parameter("seq_len")), width);
-  out << report::LabelLine("batch", Known(a.global_batch, a.global_batch_source, text.Parameter("global_batch")), width);
+  out << report::LabelLine("batch", Known(a.global_batch, a.global_batch_source, text.Parameter("global_batch")),
+                           width);
   out << report::LabelLine("precision", Sourced(DTypeName(a.precision), a.precision_source), width);
   out << report::LabelLine("recompute", Sourced(RecomputeName(a.recompute), a.recompute_source), width);
   std::string flops = "-";
@@ -148,8 +149,8 @@ void PrintSteps(std::ostream& out, const LogAnalysis& a, const TextOptions& text
   const auto& steps = a.timeline.steps;
   const std::vector<size_t> rows = SampledRows(steps.size());
   if (rows.size() < steps.size())
-    out << fmt::format("({} of {} step lines, evenly sampled; {} or {} lists every one)\n", rows.size(),
-                       steps.size(), text.Parameter("json"), text.Parameter("csv"));
+    out << fmt::format("({} of {} step lines, evenly sampled; {} or {} lists every one)\n", rows.size(), steps.size(),
+                       text.Parameter("json"), text.Parameter("csv"));
   report::Table t({"step", "line", "att", "step s", "tok/s/GPU", "TFLOP/s", "MFU", "megatron", "HFU", "logged TF",
                    "logged MFU", "loss"});
   for (size_t i : rows) {

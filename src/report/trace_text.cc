@@ -278,6 +278,7 @@ std::string RankList(const std::vector<int64_t>& ranks) {
 // The collectives; the per-rank table only with `per_rank` (the summary
 // shows each rank's wait otherwise).
 void PrintCollectives(std::ostream& out, const JobAnalysis& job, bool per_rank, const TextOptions& text) {
+  const int width = text.width;
   const CollectiveAnalysis& c = *job.collectives;
   out << fmt::format("collectives: {} matched across ranks, {} unmatched{}\n", c.num_matched, c.num_unmatched,
                      per_rank ? "" : " (per rank: " + text.Parameter("ranks") + " all)");

@@ -137,7 +137,8 @@ Status KernelClassifier::AddCsv(std::string_view csv, std::string_view origin) {
       try {
         compiled = std::regex(rule.pattern, std::regex::ECMAScript | std::regex::optimize);
       } catch (const std::regex_error& e) {
-        return InvalidArgumentError(row.where + ": column 'pattern': invalid regex '" + rule.pattern + "': " + e.what());
+        return InvalidArgumentError(row.where + ": column 'pattern': invalid regex '" + rule.pattern +
+                                    "': " + e.what());
       }
     }
     rule.origin = row.where;
