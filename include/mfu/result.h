@@ -113,6 +113,10 @@ struct PeakFallbacks {
   // What a traced kernel's dtype takes (mfu trace): kernel_math only, since
   // a bf16 kernel cannot run on a device without bf16 at its fp16 rate.
   static constexpr PeakFallbacks Kernel() { return {false, true}; }
+  // The listed peak only (mfu log, fleet telemetry): a precision the device
+  // does not list is reported as such ("no dense bf16 peak") rather than
+  // measured against another type's peak.
+  static constexpr PeakFallbacks None() { return {false, false}; }
 };
 
 // The dense peak of `precision` on `gpu`, in FLOP/s, the listed peak or the

@@ -167,6 +167,8 @@ TEST(DensePeakFlops, JobAndKernelFallbacks) {
   EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kTf32, kernel), 2e12);
   EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kFp64Tensor, kernel), 1e12);
   EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kFp64Tensor), 0);
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kBf16, PeakFallbacks::None()), 0);
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kFp16, PeakFallbacks::None()), 8e12);
   gpu.peak_tflops[static_cast<size_t>(DType::kBf16)] = 4;  // both listed: each its own
   EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kBf16), 4e12);
   EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kFp16), 8e12);
