@@ -95,11 +95,34 @@ struct Utilization {
 Utilization MakeUtilization(Convention convention, DType precision, double model_flops_per_s,
                             double hardware_flops_per_s, double peak_flops_per_s);
 
-// The dense peak of `precision` on `gpu`, in FLOP/s, with the one fallback
-// rule every job uses: bf16 falls back to fp16 and fp16 to bf16 when the
-// device lists only one of them (their tensor-core rates are equal on every
-// accelerator that lists both). 0 when neither is listed.
-double DensePeakFlops(const Accelerator& gpu, DType precision);
+// Which fallbacks DensePeakFlops takes when `gpu` lists no peak for the
+// precision asked.
+struct PeakFallbacks {
+  // bf16 -> fp16 and fp16 -> bf16 when the device lists only one of them
+  // (their tensor-core rates are equal on every accelerator that lists both):
+  // a job's precision, which the framework maps to the half type the device
+  // has.
+  bool half_pair = true;
+  // TF32 -> FP32 on devices without TF32 and FP64 tensor -> FP64: the rate a
+  // traced kernel of that math type runs at where the device lacks the
+  // tensor-core path.
+  bool kernel_math = false;
+
+  // What a job's precision takes (predict, plan, infer, calc, log): half_pair.
+  static constexpr PeakFallbacks Job() { return {}; }
+  // What a traced kernel's dtype takes (mfu trace): kernel_math only, since
+  // a bf16 kernel cannot run on a device without bf16 at its fp16 rate.
+  static constexpr PeakFallbacks Kernel() { return {false, true}; }
+  // The listed peak only (mfu log, fleet telemetry): a precision the device
+  // does not list is reported as such ("no dense bf16 peak") rather than
+  // measured against another type's peak.
+  static constexpr PeakFallbacks None() { return {false, false}; }
+};
+
+// The dense peak of `precision` on `gpu`, in FLOP/s, the listed peak or the
+// one fallback rule every job uses (`fallbacks`, by default a job's:
+// bf16 <-> fp16). 0 when neither is listed (FP8 on an A100).
+double DensePeakFlops(const Accelerator& gpu, DType precision, PeakFallbacks fallbacks = PeakFallbacks::Job());
 
 // ------------------------------------------------------------------- Notes
 

@@ -107,11 +107,6 @@ bool HasOpCostFormula(std::string_view op_name);
 // dimensions, missing Concrete Inputs a convolution needs), with the reason.
 StatusOr<OpCost> ComputeOpCost(std::string_view op_name, const OpShapeView& shapes, const OpFlopsOptions& options = {});
 
-// Dense peak FLOP/s of `gpu` for `dtype`, with the fallbacks kernels take:
-// TF32 -> FP32 on devices without TF32, FP64 tensor -> FP64. 0 when the
-// device has no peak for it (FP8 on an A100).
-double DensePeakFlopsPerS(const Accelerator& gpu, DType dtype);
-
 // Per-event attribution of shape FLOPs to GPU events (kernels, memcpys,
 // memsets). The vectors are parallel to the trace's event columns; entries of
 // non-GPU events are kNoIndex / 0.

@@ -88,7 +88,8 @@ std::string CsvField(std::string_view field, bool quote) {
 
 StatusOr<std::vector<size_t>> MapTableHeader(const CsvTable& table, const std::vector<std::string>& names,
                                              const std::vector<std::vector<std::string>>& aliases,
-                                             const std::vector<std::string>& required, const std::string& where) {
+                                             const std::vector<std::string>& required, const std::string& where,
+                                             bool ignore_unknown) {
   std::vector<size_t> map;
   std::vector<std::string> unknown;
   for (const std::string& name : table.header) {
@@ -104,7 +105,7 @@ StatusOr<std::vector<size_t>> MapTableHeader(const CsvTable& table, const std::v
     }
     map.push_back(found);
   }
-  if (!unknown.empty()) {
+  if (!unknown.empty() && !ignore_unknown) {
     std::string message = where + ": unknown column" + (unknown.size() > 1 ? "s " : " ") + Join(unknown, ", ");
     std::string guess = ClosestMatch(unknown[0].substr(1, unknown[0].size() - 2), names);
     if (!guess.empty())
@@ -113,8 +114,15 @@ StatusOr<std::vector<size_t>> MapTableHeader(const CsvTable& table, const std::v
   }
   for (const std::string& name : required) {
     const size_t c = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
-    if (!name.empty() && std::find(map.begin(), map.end(), c) == map.end())
-      return ParseError(where + ": missing column '" + name + "'");
+    if (name.empty() || std::find(map.begin(), map.end(), c) != map.end())
+      continue;
+    std::string message = where + ": missing column '" + name + "'";
+    std::vector<std::string> unknown_names;
+    for (const std::string& u : unknown)
+      unknown_names.push_back(u.substr(1, u.size() - 2));
+    if (std::string guess = ClosestMatch(name, unknown_names); !guess.empty())
+      message += " (the header has '" + guess + "')";
+    return ParseError(message);
   }
   return map;
 }

@@ -84,10 +84,14 @@ std::string CsvField(std::string_view field, bool quote = false);
 // column 'x' (did you mean 'y'?)" / "unknown columns 'x', 'y'", "column 'x'
 // given twice" (a name and its alias), "missing column 'X'" for a non-empty
 // name of `required` the header lacks. `aliases[i]` are the other spellings
-// of `names[i]`.
+// of `names[i]`. With `ignore_unknown`, a column of no name is allowed and
+// maps to names.size() (the reader skips it), and a missing column's message
+// names the unknown header it looks like: "missing column 'input_len' (the
+// header has 'input')".
 StatusOr<std::vector<size_t>> MapTableHeader(const CsvTable& table, const std::vector<std::string>& names,
                                              const std::vector<std::vector<std::string>>& aliases,
-                                             const std::vector<std::string>& required, const std::string& where);
+                                             const std::vector<std::string>& required, const std::string& where,
+                                             bool ignore_unknown = false);
 
 // How one column reads into, merges into and writes from a `Row`.
 template <typename Row>
@@ -98,6 +102,7 @@ struct Column {
   std::string doc;                   // one line for the data README and `--help`
   bool required_for_new = false;     // a new id must give it; an override may omit it
   bool always_quote = false;         // written in double quotes even when plain (prose)
+  bool verbatim = false;             // the cell is not trimmed (a pattern whose spaces matter)
   // Parses trimmed `text` into `row`; the error's message follows "column 'NAME': ".
   std::function<Status(std::string_view text, Row& row)> parse;
   // Copies this column of `from` (an override row) into `to`.
@@ -111,6 +116,10 @@ struct Column {
   }
   Column& Quoted() {
     always_quote = true;
+    return *this;
+  }
+  Column& Verbatim() {
+    verbatim = true;
     return *this;
   }
   Column& Aliases(std::vector<std::string> names) {
@@ -262,6 +271,10 @@ struct TableSchema {
   // changes only what it gives; false parses every cell, "" included (a
   // number column then rejects an empty cell).
   bool skip_empty_cells = true;
+  // Columns of no name: false rejects them ("unknown column", with a
+  // did-you-mean); true skips them (a file exported with extra columns, e.g.
+  // a user's workload or rules with notes).
+  bool ignore_unknown_columns = false;
   // The names that must each find one row (besides the id), e.g. aliases,
   // compared case-insensitively; the id alone when unset.
   std::function<std::vector<std::string>(const Row&)> keys;
@@ -328,7 +341,8 @@ StatusOr<std::vector<TableRow<Row>>> ParseTableRows(const TableSchema<Row>& sche
   }
   MFU_ASSIGN_OR_RETURN(
       std::vector<size_t> map,
-      MapTableHeader(table, names, aliases, required, std::string(origin) + ":" + std::to_string(table.header_line)));
+      MapTableHeader(table, names, aliases, required, std::string(origin) + ":" + std::to_string(table.header_line),
+                     schema.ignore_unknown_columns));
   std::vector<TableRow<Row>> rows;
   std::map<std::string, int> first_line;  // id -> line
   for (size_t r = 0; r < table.rows.size(); ++r) {
@@ -336,8 +350,10 @@ StatusOr<std::vector<TableRow<Row>>> ParseTableRows(const TableSchema<Row>& sche
     row.line = table.line_numbers[r];
     row.where = std::string(origin) + ":" + std::to_string(row.line);
     for (size_t i = 0; i < table.header.size(); ++i) {
-      std::string_view cell = Trim(table.rows[r][i]);
+      if (map[i] == schema.columns.size())
+        continue;  // an unknown column the schema ignores
       const Column<Row>& column = schema.columns[map[i]];
+      std::string_view cell = column.verbatim ? std::string_view(table.rows[r][i]) : Trim(table.rows[r][i]);
       if (cell.empty() && schema.skip_empty_cells)
         continue;
       std::string lowered;

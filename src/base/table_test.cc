@@ -220,5 +220,28 @@ TEST(Table, OrderedTable) {
   EXPECT_EQ(*again, more);
 }
 
+// ignore_unknown_columns: other columns are skipped (not parsed), a missing
+// column points at the header it looks like; a verbatim column keeps its
+// spaces while the others are trimmed.
+struct Rule {
+  std::string pattern;
+  std::string note;
+  bool operator==(const Rule&) const = default;
+};
+
+TEST(Table, IgnoredColumnsAndVerbatimCells) {
+  TableSchema<Rule> s;
+  s.ignore_unknown_columns = true;
+  s.columns = {TextColumn("pattern", &Rule::pattern).Required().Verbatim(), TextColumn("note", &Rule::note)};
+  StatusOr<std::vector<Rule>> rows = ParseTableCsv(s, "id,pattern,note,extra\n1, a b , x ,not a number\n", "r.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  EXPECT_EQ(*rows, (std::vector<Rule>{{" a b ", "x"}}));
+  EXPECT_EQ(ParseTableCsv(s, "patern,note\na,b\n", "r.csv").status().message(),
+            "r.csv:1: missing column 'pattern' (the header has 'patern')");
+  EXPECT_EQ(ParseTableCsv(s, "note\nb\n", "r.csv").status().message(), "r.csv:1: missing column 'pattern'");
+  s.ignore_unknown_columns = false;
+  EXPECT_EQ(ParseTableCsv(s, "pattern,extra\na,b\n", "r.csv").status().message(), "r.csv:1: unknown column 'extra'");
+}
+
 }  // namespace
 }  // namespace mfu::base

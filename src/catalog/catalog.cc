@@ -28,11 +28,21 @@ StatusOr<Catalog> Catalog::LoadBuiltin() {
   return c;
 }
 
+StatusOr<EfficiencyDb> Catalog::LoadEfficiency(const FileSystem& fs, const std::vector<std::string>& files,
+                                               EfficiencyBase base) {
+  MFU_ASSIGN_OR_RETURN(EfficiencyDb db, base == EfficiencyBase::kKernelGrounded ? EfficiencyDb::LoadBuiltinPrior()
+                                                                                : EfficiencyDb::LoadBuiltin());
+  MFU_RETURN_IF_ERROR(AddFiles(fs, files, db));
+  return db;
+}
+
 StatusOr<Catalog> Catalog::Load(const FileSystem& fs, const CatalogFiles& files) {
   MFU_ASSIGN_OR_RETURN(Catalog c, LoadBuiltin());
   MFU_RETURN_IF_ERROR(AddFiles(fs, files.hardware, c.hardware));
   MFU_RETURN_IF_ERROR(AddFiles(fs, files.clusters, c.clusters));
-  MFU_RETURN_IF_ERROR(AddFiles(fs, files.efficiency, c.efficiency));
+  if (files.efficiency_base != EfficiencyBase::kFitted || !files.efficiency.empty()) {
+    MFU_ASSIGN_OR_RETURN(c.efficiency, LoadEfficiency(fs, files.efficiency, files.efficiency_base));
+  }
   MFU_RETURN_IF_ERROR(AddFiles(fs, files.frameworks, c.frameworks));
   MFU_RETURN_IF_ERROR(AddFiles(fs, files.kernel_classes, c.kernel_classes));
   return c;

@@ -29,6 +29,33 @@ TEST(Catalog, LoadsUserFilesThroughTheFileSystem) {
   EXPECT_EQ(c->kernel_classes.Classify(TraceEventKind::kKernel, "my_gemm_kernel"), KernelClass::kGemm);
 }
 
+// The kernel-grounded base (what `mfu kernels` and calibrate's prior use):
+// the same table EfficiencyDb::LoadBuiltinPrior builds, with the user's files
+// merged over it; the fitted base is LoadBuiltin's.
+TEST(Catalog, EfficiencyBaseChoosesTheTableFilesOverride) {
+  InMemoryFileSystem fs;
+  fs.AddFile("eff.csv", "family,overlap_efficiency\nhopper,0.5\n");
+  CatalogFiles files;
+  files.efficiency_base = EfficiencyBase::kKernelGrounded;
+  StatusOr<Catalog> grounded = Catalog::Load(fs, files);
+  ASSERT_TRUE(grounded.ok()) << grounded.status().message();
+  StatusOr<EfficiencyDb> prior = EfficiencyDb::LoadBuiltinPrior();
+  ASSERT_TRUE(prior.ok());
+  EXPECT_EQ(grounded->efficiency.ToCsv(), prior->ToCsv());
+  StatusOr<EfficiencyDb> fitted = EfficiencyDb::LoadBuiltin();
+  ASSERT_TRUE(fitted.ok());
+  EXPECT_NE(prior->ToCsv(), fitted->ToCsv());  // else this test could not fail
+  EXPECT_EQ(Catalog::LoadBuiltin()->efficiency.ToCsv(), fitted->ToCsv());
+
+  files.efficiency = {"eff.csv"};
+  StatusOr<EfficiencyDb> db = Catalog::LoadEfficiency(fs, files.efficiency, EfficiencyBase::kKernelGrounded);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  EXPECT_DOUBLE_EQ(db->For("h100-sxm5-80gb").overlap_efficiency, 0.5);
+  EXPECT_EQ(Catalog::Load(fs, files)->efficiency.ToCsv(), db->ToCsv());
+  EXPECT_EQ(Catalog::LoadEfficiency(fs, {"missing.csv"}, EfficiencyBase::kFitted).status().code(),
+            StatusCode::kNotFound);
+}
+
 TEST(Catalog, ErrorsNameTheFile) {
   InMemoryFileSystem fs;
   fs.AddFile("bad.csv", "id,scaleout_gbps_per_gpu\ndgx-h100,x\n");

@@ -3,12 +3,13 @@
 #include <string>
 #include <vector>
 
+#include "base/param.h"
 #include "base/strings.h"
 
 namespace mfu {
 
 std::string Param(const std::string& name) {
-  return "parameter '" + name + "'";
+  return base::Param(name);
 }
 
 namespace {

@@ -175,7 +175,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     // 'global_batch'"); the CLI shows its flags, as in its error messages.
     FlagSpellingBuf spelled(out, sub->get_name());
     std::ostream buffer(&spelled);
-    CommandContext context{buffer, err, TextOptions{width}};
+    CommandContext context{buffer, err, CliTextOptions(width, sub->get_name())};
     Status status = command->Run(context);
     spelled.Finish();
     if (status.ok())

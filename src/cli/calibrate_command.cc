@@ -12,6 +12,7 @@
 
 #include "cli/command.h"
 #include "mfu/calibrate.h"
+#include "mfu/catalog.h"
 #include "mfu/operator_profiles.h"
 #include "mfu/report_calibrate.h"
 
@@ -59,13 +60,15 @@ class CalibrateCommand final : public Command {
 
   Status Run(const CommandContext& ctx) override {
     MFU_RETURN_IF_ERROR(CheckFlags());
-    MFU_ASSIGN_OR_RETURN(TrainingRunSet runs, ReadTrainingRuns(RealFileSystem(), runs_path_));
-    MFU_ASSIGN_OR_RETURN(HardwareDb hw, HardwareDb::LoadBuiltin());
-    MFU_ASSIGN_OR_RETURN(ClusterDb clusters, ClusterDb::LoadBuiltin());
+    const RealFileSystem fs{};
+    MFU_ASSIGN_OR_RETURN(TrainingRunSet runs, ReadTrainingRuns(fs, runs_path_));
+    CatalogFiles files;
     if (!cluster_file_.empty())
-      MFU_RETURN_IF_ERROR(clusters.AddFile(RealFileSystem(), cluster_file_));
-    MFU_ASSIGN_OR_RETURN(EfficiencyDb start, LoadTables(efficiency_files_));
-    MFU_ASSIGN_OR_RETURN(EfficiencyDb prior, LoadTables(prior_files_, /*prior=*/true));
+      files.clusters.push_back(cluster_file_);
+    files.efficiency = efficiency_files_;
+    MFU_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(fs, files));
+    MFU_ASSIGN_OR_RETURN(EfficiencyDb prior,
+                         Catalog::LoadEfficiency(fs, prior_files_, EfficiencyBase::kKernelGrounded));
     if (runs.runs.empty())
       return InvalidArgumentError(runs_path_ + ": no usable runs (" + std::to_string(runs.skipped.size()) +
                                   " skipped)");
@@ -73,18 +76,18 @@ class CalibrateCommand final : public Command {
     options.prior = &prior;
     OperatorProfiles profiles;
     if (!operators_dir_.empty()) {
-      MFU_ASSIGN_OR_RETURN(profiles, ReadOperatorProfiles(RealFileSystem(), operators_dir_));
+      MFU_ASSIGN_OR_RETURN(profiles, ReadOperatorProfiles(fs, operators_dir_));
       options.operators = &profiles;
     }
     CrossValidation cv;
     CalibrationResult& result = cv.fit;
     if (cross_validate_) {
       options.prior = nullptr;
-      MFU_ASSIGN_OR_RETURN(cv, CrossValidate(runs, hw, clusters, prior, options));
+      MFU_ASSIGN_OR_RETURN(cv, CrossValidate(runs, catalog.hardware, catalog.clusters, prior, options));
     } else if (no_fit_) {
-      MFU_ASSIGN_OR_RETURN(result, AssessAccuracy(runs, hw, clusters, start));
+      MFU_ASSIGN_OR_RETURN(result, AssessAccuracy(runs, catalog.hardware, catalog.clusters, catalog.efficiency));
     } else {
-      MFU_ASSIGN_OR_RETURN(result, Calibrate(runs, hw, clusters, start, options));
+      MFU_ASSIGN_OR_RETURN(result, Calibrate(runs, catalog.hardware, catalog.clusters, catalog.efficiency, options));
     }
     MFU_RETURN_IF_ERROR(WriteTables(result.fitted));
     ctx.out << (json_ ? RenderCalibrationJson(runs, cv, View()) : RenderCalibrationText(runs, cv, View(), ctx.text));
@@ -101,14 +104,6 @@ class CalibrateCommand final : public Command {
     if (no_fit_ && (cross_validate_ || !options_.hold_out.empty()))
       return InvalidArgumentError("--no-fit cannot be combined with --cross-validate or --hold-out");
     return Status::Ok();
-  }
-
-  // The built-in tables overridden by `files`.
-  static StatusOr<EfficiencyDb> LoadTables(const std::vector<std::string>& files, bool prior = false) {
-    MFU_ASSIGN_OR_RETURN(EfficiencyDb db, prior ? EfficiencyDb::LoadBuiltinPrior() : EfficiencyDb::LoadBuiltin());
-    for (const std::string& file : files)
-      MFU_RETURN_IF_ERROR(db.AddFile(RealFileSystem(), file));
-    return db;
   }
 
   Status WriteTables(const EfficiencyDb& fitted) const {

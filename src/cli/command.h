@@ -79,6 +79,11 @@ CLI::App* AddHelpCommand(CLI::App& app, std::vector<std::string>& topic);
 // with `command`, a field named as a deprecated flag becomes the canonical
 // one ("parameter 'gbs'" -> "--global-batch").
 std::string InFlagSpelling(std::string message, std::string_view command = "");
+// The text options of `command`'s output: `width` columns, parameters in its
+// flag spelling (TextOptions::Parameter("ranks") -> "--ranks", the short form
+// "-v" where asked and the flag has one), other reports as "'mfu hw show
+// ID'".
+TextOptions CliTextOptions(int width, std::string_view command);
 
 // "" when argv[1] is a flag or a known command; else a one-line error with a
 // "did you mean" suggestion.

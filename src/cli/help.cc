@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "cli/vocabulary.h"
+#include "mfu/setup.h"
 #include "report/table.h"
 
 namespace mfu::cli {
@@ -166,6 +167,21 @@ std::string InFlagSpelling(std::string message, std::string_view command) {
     at += flag.size();
   }
   return message;
+}
+
+TextOptions CliTextOptions(int width, std::string_view command) {
+  TextOptions options;
+  options.width = width;
+  const std::string name(command);
+  options.parameter = [name](std::string_view parameter, bool short_form) {
+    std::string flag = "--" + std::string(parameter);
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (const FlagSpec* spec = FindFlag(name, flag); short_form && spec != nullptr && *spec->short_flag != '\0')
+      return std::string(spec->short_flag);
+    return InFlagSpelling(Param(std::string(parameter)), name);
+  };
+  options.command = [](std::string_view report) { return "'mfu " + std::string(report) + "'"; };
+  return options;
 }
 
 }  // namespace mfu::cli

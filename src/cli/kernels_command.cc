@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "mfu/catalog.h"
 #include "mfu/kernel_figures.h"
 #include "mfu/report_kernels.h"
 
@@ -40,16 +41,16 @@ class KernelsCommand final : public Command {
   }
 
   Status Run(const CommandContext& ctx) override {
-    MFU_ASSIGN_OR_RETURN(std::vector<KernelFigure> figures, ReadKernelFigures(RealFileSystem(), figures_path_));
-    MFU_ASSIGN_OR_RETURN(HardwareDb hw, HardwareDb::LoadBuiltin());
-    MFU_ASSIGN_OR_RETURN(ClusterDb clusters, ClusterDb::LoadBuiltin());
+    const RealFileSystem fs{};
+    MFU_ASSIGN_OR_RETURN(std::vector<KernelFigure> figures, ReadKernelFigures(fs, figures_path_));
+    CatalogFiles files;
     if (!cluster_file_.empty())
-      MFU_RETURN_IF_ERROR(clusters.AddFile(RealFileSystem(), cluster_file_));
-    MFU_ASSIGN_OR_RETURN(EfficiencyDb efficiency,
-                         fitted_ ? EfficiencyDb::LoadBuiltin() : EfficiencyDb::LoadBuiltinPrior());
-    for (const std::string& file : efficiency_files_)
-      MFU_RETURN_IF_ERROR(efficiency.AddFile(RealFileSystem(), file));
-    MFU_ASSIGN_OR_RETURN(KernelValidation v, ValidateKernelFigures(figures, hw, clusters, efficiency));
+      files.clusters.push_back(cluster_file_);
+    files.efficiency = efficiency_files_;
+    files.efficiency_base = fitted_ ? EfficiencyBase::kFitted : EfficiencyBase::kKernelGrounded;
+    MFU_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(fs, files));
+    MFU_ASSIGN_OR_RETURN(KernelValidation v,
+                         ValidateKernelFigures(figures, catalog.hardware, catalog.clusters, catalog.efficiency));
     ctx.out << (json_ ? RenderKernelValidationJson(v, figures_path_)
                       : RenderKernelValidationText(figures, v, figures_path_, summary_only_, ctx.text));
     return Status::Ok();

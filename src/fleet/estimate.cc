@@ -18,6 +18,7 @@
 
 #include "fleet/fleet_internal.h"
 #include "mfu/fleet.h"
+#include "mfu/result.h"
 
 namespace mfu::fleet {
 namespace {
@@ -123,7 +124,8 @@ GpuEstimate EstimateGpu(const TelemetryDevice& device, std::span<const Telemetry
   gpu.accelerator = accel != nullptr ? accel->id : "";
   gpu.gpu_share = MigShare(device.mig_profile, accel);
   gpu.boost_clock_mhz = accel != nullptr ? accel->boost_clock_mhz : kNaN;
-  gpu.peak_flops = accel != nullptr ? accel->peak_flops(inputs.precision) * gpu.gpu_share : 0;
+  gpu.peak_flops =
+      accel != nullptr ? DensePeakFlops(*accel, inputs.precision, PeakFallbacks::None()) * gpu.gpu_share : 0;
   const bool can_estimate = gpu.peak_flops > 0 && gpu.boost_clock_mhz > 0;
 
   const std::vector<double> seconds = PointDurations(points, inputs.snapshot_interval_s);

@@ -16,6 +16,7 @@
 
 #include "fleet/fleet_internal.h"
 #include "mfu/fleet.h"
+#include "mfu/result.h"
 
 namespace mfu::fleet {
 namespace {
@@ -176,7 +177,7 @@ void Precision(const EstimateInputs& inputs, GpuEstimate& gpu) {
                           gpu.device.model_name));
     return;
   }
-  if (inputs.accelerator->peak_flops(inputs.precision) > 0)
+  if (DensePeakFlops(*inputs.accelerator, inputs.precision, PeakFallbacks::None()) > 0)
     return;
   std::string has;
   for (DType d : {DType::kFp64Tensor, DType::kTf32, DType::kBf16, DType::kFp16, DType::kFp8, DType::kInt8}) {

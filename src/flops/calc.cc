@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "base/param.h"
 #include "base/strings.h"
 #include "mfu/result.h"
 
@@ -22,7 +23,7 @@ Status CheckPositive(double value, const char* what) {
 Status CheckGivenPositive(double value, const char* param) {
   if (std::isfinite(value) && value >= 0)
     return Status::Ok();
-  return InvalidArgumentError(std::string("parameter '") + param + "' must be a positive finite number, got " +
+  return InvalidArgumentError(base::Param(param) + " must be a positive finite number, got " +
                               base::FormatNumber(value));
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "base/param.h"
 #include "base/strings.h"
 #include "flops/job_common.h"
 #include "mfu/flops.h"
@@ -12,8 +13,8 @@
 namespace mfu {
 namespace {
 
+using base::Param;
 using flops_internal::kDefaultSeqLen;
-using flops_internal::Param;
 
 StatusOr<int64_t> ResolveSeqLen(const FlopsRequest& r) {
   const ModelSpec& spec = r.model;

@@ -12,6 +12,7 @@
 #include "mfu/hwdb.h"
 #include "mfu/memory.h"
 #include "mfu/model.h"
+#include "mfu/result.h"
 
 namespace mfu {
 namespace {
@@ -146,6 +147,31 @@ TEST(CountPresetParams, EveryPresetSortedWithItsCounts) {
     EXPECT_LT((*presets)[i - 1].preset.name, (*presets)[i].preset.name);
   for (const PresetCount& p : *presets)
     EXPECT_GT(p.params.total, 0) << p.preset.name;
+}
+
+// The one peak-fallback rule (DensePeakFlops) over a made-up device listing
+// only fp16 (8), fp32 (2) and fp64 (1) TFLOP/s: a job's precision takes the
+// other half type, a traced kernel's math takes FP32 for TF32 and FP64 for
+// FP64 tensor but never the other half type, and nothing else falls back.
+TEST(DensePeakFlops, JobAndKernelFallbacks) {
+  Accelerator gpu;
+  gpu.peak_tflops[static_cast<size_t>(DType::kFp16)] = 8;
+  gpu.peak_tflops[static_cast<size_t>(DType::kFp32)] = 2;
+  gpu.peak_tflops[static_cast<size_t>(DType::kFp64)] = 1;
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kFp16), 8e12);  // listed
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kBf16), 8e12);  // bf16 -> fp16
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kTf32), 0);
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kFp8), 0);
+  const PeakFallbacks kernel = PeakFallbacks::Kernel();
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kBf16, kernel), 0);
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kTf32, kernel), 2e12);
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kFp64Tensor, kernel), 1e12);
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kFp64Tensor), 0);
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kBf16, PeakFallbacks::None()), 0);
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kFp16, PeakFallbacks::None()), 8e12);
+  gpu.peak_tflops[static_cast<size_t>(DType::kBf16)] = 4;  // both listed: each its own
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kBf16), 4e12);
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kFp16), 8e12);
 }
 
 }  // namespace

@@ -7,14 +7,15 @@
 #include <tuple>
 #include <utility>
 
+#include "base/param.h"
 #include "flops/job_common.h"
 #include "mfu/memory.h"
 
 namespace mfu {
 namespace {
 
+using base::Param;
 using flops_internal::kDefaultSeqLen;
-using flops_internal::Param;
 
 // --state, then the dtype and optimizer overrides.
 StatusOr<TrainingStateDtypes> ResolveState(const MemoryRequest& r) {

@@ -144,15 +144,20 @@ std::optional<Note> CheckBandwidthPlausible(double mbu, std::string_view what, s
   return note;
 }
 
-double DensePeakFlops(const Accelerator& gpu, DType precision) {
+double DensePeakFlops(const Accelerator& gpu, DType precision, PeakFallbacks fallbacks) {
   const double peak = gpu.peak_flops(precision);
   if (peak > 0)
     return peak;
-  if (precision == DType::kBf16)
-    return std::max(0.0, gpu.peak_flops(DType::kFp16));
-  if (precision == DType::kFp16)
-    return std::max(0.0, gpu.peak_flops(DType::kBf16));
-  return 0;
+  DType fallback = precision;
+  if (fallbacks.half_pair && precision == DType::kBf16)
+    fallback = DType::kFp16;
+  else if (fallbacks.half_pair && precision == DType::kFp16)
+    fallback = DType::kBf16;
+  else if (fallbacks.kernel_math && precision == DType::kTf32)
+    fallback = DType::kFp32;
+  else if (fallbacks.kernel_math && precision == DType::kFp64Tensor)
+    fallback = DType::kFp64;
+  return fallback == precision ? 0 : std::max(0.0, gpu.peak_flops(fallback));
 }
 
 const char* CollectiveKindName(CollectiveKind kind) {

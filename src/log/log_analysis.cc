@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "log/log_analysis_internal.h"
+#include "mfu/result.h"
 
 namespace mfu {
 namespace {
@@ -330,7 +331,7 @@ StatusOr<LogAnalysis> AnalyzeTrainingLog(LogTimeline timeline, const HardwareDb&
   MFU_RETURN_IF_ERROR(ResolveRecompute(request, timeline.header, a));
   MFU_RETURN_IF_ERROR(ResolveGpu(request, timeline.header, hardware, a));
   if (a.gpu) {
-    a.peak_flops = a.gpu->peak_flops(a.precision);
+    a.peak_flops = DensePeakFlops(*a.gpu, a.precision, PeakFallbacks::None());
     if (!(a.peak_flops > 0)) {
       return InvalidArgumentError(std::string("parameter 'precision': ") + a.gpu->id + " has no dense " +
                                   DTypeName(a.precision) + " peak in the hardware database");

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "base/csv.h"
 #include "base/strings.h"
+#include "base/table.h"
 #include "mfu/inference_job.h"
 
 namespace mfu {
@@ -77,16 +77,46 @@ namespace {
 
 constexpr const char* kWorkload = "parameter 'workload'";
 
-// A whole number of tokens or requests in [1, 1e9]; `where` names it. A bad
-// number in a file is a data error (kParse), in a list a usage error.
-Status WholeNumber(std::string_view field, const std::string& where, bool from_file, double& out) {
-  StatusOr<double> v = base::ParseScaledNumber(base::Trim(field), where);
-  if (!v.ok() || !(*v >= 1) || *v > 1e9 || std::floor(*v) < *v) {
-    const std::string message = where + ": '" + std::string(field) + "' is not a whole number in [1, 1e9]";
-    return from_file ? ParseError(message) : InvalidArgumentError(message);
-  }
+// A whole number of tokens or requests in [1, 1e9]; the message quotes
+// `field`. kParse (a data error); the list reader makes it a usage error.
+StatusOr<double> WholeNumber(std::string_view field) {
+  StatusOr<double> v = base::ParseScaledNumber(base::Trim(field), "");
+  if (!v.ok() || !(*v >= 1) || *v > 1e9 || std::floor(*v) < *v)
+    return ParseError("'" + std::string(field) + "' is not a whole number in [1, 1e9]");
+  return *v;
+}
+
+// WholeNumber as a usage error about `item` of parameter 'workload'.
+Status ListNumber(std::string_view field, const std::string& item, double& out) {
+  StatusOr<double> v = WholeNumber(field);
+  if (!v.ok())
+    return InvalidArgumentError(std::string(kWorkload) + " " + item + ": " + v.status().message());
   out = *v;
   return Status::Ok();
+}
+
+// The workload file: ordered rows, columns beside these ignored, every cell
+// read (an empty one is not a whole number); requests defaults to 1.
+const base::TableSchema<WorkloadPair>& WorkloadSchema() {
+  static const base::TableSchema<WorkloadPair> schema = [] {
+    base::TableSchema<WorkloadPair> s;
+    s.noun = "request shape";
+    s.skip_empty_cells = false;
+    s.ignore_unknown_columns = true;
+    auto column = [](std::string name, double WorkloadPair::*member) {
+      base::Column<WorkloadPair> c = base::NumberColumn<WorkloadPair>(std::move(name), member, base::Bounds());
+      c.parse = [member](std::string_view text, WorkloadPair& row) -> Status {
+        MFU_ASSIGN_OR_RETURN(row.*member, WholeNumber(text));
+        return Status::Ok();
+      };
+      return c;
+    };
+    s.columns = {column("input_len", &WorkloadPair::input_len).Required(),
+                 column("output_len", &WorkloadPair::output_len).Required(),
+                 column("requests", &WorkloadPair::requests)};
+    return s;
+  }();
+  return schema;
 }
 
 StatusOr<std::vector<WorkloadPair>> ParseWorkloadList(std::string_view spec) {
@@ -95,12 +125,11 @@ StatusOr<std::vector<WorkloadPair>> ParseWorkloadList(std::string_view spec) {
     const std::vector<std::string> parts = base::Split(item, ':');
     if (parts.size() < 2 || parts.size() > 3)
       return InvalidArgumentError(std::string(kWorkload) + ": '" + item + "' is not INPUT:OUTPUT[:REQUESTS]");
-    const std::string where = std::string(kWorkload) + " " + item;
     WorkloadPair p;
-    MFU_RETURN_IF_ERROR(WholeNumber(parts[0], where, false, p.input_len));
-    MFU_RETURN_IF_ERROR(WholeNumber(parts[1], where, false, p.output_len));
+    MFU_RETURN_IF_ERROR(ListNumber(parts[0], item, p.input_len));
+    MFU_RETURN_IF_ERROR(ListNumber(parts[1], item, p.output_len));
     if (parts.size() == 3)
-      MFU_RETURN_IF_ERROR(WholeNumber(parts[2], where, false, p.requests));
+      MFU_RETURN_IF_ERROR(ListNumber(parts[2], item, p.requests));
     pairs.push_back(p);
   }
   return pairs;
@@ -109,24 +138,9 @@ StatusOr<std::vector<WorkloadPair>> ParseWorkloadList(std::string_view spec) {
 }  // namespace
 
 StatusOr<std::vector<WorkloadPair>> ParseWorkloadCsv(std::string_view text, std::string_view origin) {
-  const std::string name(origin);
-  MFU_ASSIGN_OR_RETURN(base::CsvTable table, base::ParseCsv(text, origin));
-  const int in = table.Column("input_len"), out = table.Column("output_len"), n = table.Column("requests");
-  if (in < 0 || out < 0)
-    return ParseError(name + ": needs the columns input_len and output_len (and optionally requests)");
-  std::vector<WorkloadPair> pairs;
-  for (size_t r = 0; r < table.rows.size(); ++r) {
-    const std::vector<std::string>& row = table.rows[r];
-    const std::string where = name + ":" + std::to_string(table.line_numbers[r]);
-    WorkloadPair p;
-    MFU_RETURN_IF_ERROR(WholeNumber(row[static_cast<size_t>(in)], where + " input_len", true, p.input_len));
-    MFU_RETURN_IF_ERROR(WholeNumber(row[static_cast<size_t>(out)], where + " output_len", true, p.output_len));
-    if (n >= 0)
-      MFU_RETURN_IF_ERROR(WholeNumber(row[static_cast<size_t>(n)], where + " requests", true, p.requests));
-    pairs.push_back(p);
-  }
+  MFU_ASSIGN_OR_RETURN(std::vector<WorkloadPair> pairs, base::ParseTableCsv(WorkloadSchema(), text, origin));
   if (pairs.empty())
-    return ParseError(name + ": no request shapes");
+    return ParseError(std::string(origin) + ": no request shapes");
   return pairs;
 }
 

@@ -15,16 +15,16 @@
 #include <string>
 #include <utility>
 
+#include "base/param.h"
 #include "mfu/memory.h"
 #include "mfu/vector_kernels.h"
-#include "plan/param.h"
 #include "plan/perf_model_internal.h"
 
 namespace mfu {
 namespace {
 
 using namespace perf_internal;  // NOLINT: the model's own helpers
-using plan_internal::Param;
+using base::Param;
 
 // Training frameworks' norms (Apex's and Transformer Engine's fused
 // LayerNorm, PyTorch's layer_norm) are not the kernel Vidur profiled for the

@@ -7,14 +7,14 @@
 #include <tuple>
 #include <utility>
 
-#include "plan/param.h"
+#include "base/param.h"
 
 namespace mfu {
 namespace {
 
 constexpr int64_t kMaxGpus = int64_t{1} << 24;
 
-using plan_internal::Param;
+using base::Param;
 
 // One best configuration at `gbs`.
 PlanOptions BestOnly(const PlanOptions& options, int64_t gbs) {

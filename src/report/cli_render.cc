@@ -69,8 +69,8 @@ std::string RenderClusterListText(const std::vector<const Cluster*>& clusters, c
     table.AddRow(std::move(row));
   }
   table.Print(out, options.width);
-  const std::string footer = std::to_string(clusters.size()) +
-                             " clusters; bandwidths per GPU, one direction. 'mfu clusters show ID' for every field " +
+  const std::string footer = std::to_string(clusters.size()) + " clusters; bandwidths per GPU, one direction. " +
+                             options.Command("clusters show ID") + " for every field " +
                              (names ? "" : "(the name too) ") + "and the source.";
   out << base::Join(report::WrapText(footer, options.width > 0 ? static_cast<size_t>(options.width) : 0), "\n") << "\n";
   return out.str();

@@ -40,7 +40,7 @@ json IntervalsJson(const CheckpointIntervals& iv) {
           {"goodput_availability_optimal", Num(iv.goodput_availability_optimal)}};
 }
 
-void PrintIntervals(std::ostream& out, const CheckpointIntervals& iv, const char* observed_label, int width) {
+void PrintIntervals(std::ostream& out, const CheckpointIntervals& iv, const std::string& observed_label, int width) {
   Table t({"checkpoint interval", "compute between saves", "expected goodput"});
   if (std::isfinite(iv.observed_s))
     t.AddRow({observed_label, HumanDuration(iv.observed_s), Frac(iv.goodput_observed)});
@@ -174,7 +174,7 @@ std::string RenderGoodputWhatIfText(const GoodputWhatIf& w, const TextOptions& o
                   HumanDuration(q.mtbf_s), HumanDuration(q.checkpoint_time_s), HumanDuration(q.restart_time_s)),
       width);
   out << "\n";
-  PrintIntervals(out, w.intervals, "--interval", width);
+  PrintIntervals(out, w.intervals, options.Parameter("interval"), width);
   if (!w.notes.empty()) {
     out << "\n";
     report::PrintNotes(out, w.notes, width);

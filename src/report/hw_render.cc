@@ -138,9 +138,9 @@ std::string RenderAcceleratorListText(const std::vector<const Accelerator*>& sel
                   peak(DType::kFp8), peak(DType::kFp4), Num(a->memory_gb), Num(a->memory_bw_tbps)});
   }
   table.Print(out, text_options.width);
-  out << base::Join(report::WrapText(fmt::format("{} accelerators; {}; '-' = not supported or unknown. 'mfu hw show "
-                                                 "ID' for every field.",
-                                                 selected.size(), kDenseNote),
+  out << base::Join(report::WrapText(fmt::format("{} accelerators; {}; '-' = not supported or unknown. {} for every "
+                                                 "field.",
+                                                 selected.size(), kDenseNote, text_options.Command("hw show ID")),
                                      text_options.width > 0 ? static_cast<size_t>(text_options.width) : 0),
                     "\n")
       << "\n";

@@ -55,28 +55,34 @@ std::string Sourced(const std::string& value, const std::string& source) {
   return source.empty() ? value : value + " (" + source + ")";
 }
 
-std::string Known(int64_t v, const std::string& source, const char* flag) {
-  return v > 0 ? Sourced(base::FormatThousands(static_cast<double>(v)), source)
-               : std::string("unknown (pass ") + flag + ")";
+// What the reader passes to give an input the log lacks.
+std::string Unknown(const std::string& parameter) {
+  return "unknown (pass " + parameter + ")";
 }
 
-void PrintInputs(std::ostream& out, const LogAnalysis& a, int width) {
+std::string Known(int64_t v, const std::string& source, const std::string& parameter) {
+  return v > 0 ? Sourced(base::FormatThousands(static_cast<double>(v)), source) : Unknown(parameter);
+}
+
+void PrintInputs(std::ostream& out, const LogAnalysis& a, const TextOptions& text) {
+  const int width = text.width;
   const LogTimeline& t = a.timeline;
   out << report::LabelLine("log",
                            fmt::format("{}: {}, {} step lines, {} attempt{}", t.origin, LogFormatId(t.format),
                                        t.steps.size(), t.attempts, t.attempts == 1 ? "" : "s"),
                            width);
   out << report::LabelLine(
-      "model", a.model_name.empty() ? "unknown (pass --model)" : Sourced(a.model_name, a.model_source), width);
+      "model", a.model_name.empty() ? Unknown(text.Parameter("model")) : Sourced(a.model_name, a.model_source), width);
   out << report::LabelLine("gpu",
                            a.gpu ? Sourced(fmt::format("{}, dense {} {:.1f} TFLOP/s", a.gpu->display_name(),
                                                        DTypeName(a.precision), a.peak_flops / 1e12),
                                            a.gpu_source)
-                                 : std::string("unknown (pass --gpu)"),
+                                 : Unknown(text.Parameter("gpu")),
                            width);
-  out << report::LabelLine("gpus", Known(a.gpus, a.gpus_source, "--gpus"), width);
-  out << report::LabelLine("seq len", Known(a.seq_len, a.seq_len_source, "--seq-len"), width);
-  out << report::LabelLine("batch", Known(a.global_batch, a.global_batch_source, "--global-batch"), width);
+  out << report::LabelLine("gpus", Known(a.gpus, a.gpus_source, text.Parameter("gpus")), width);
+  out << report::LabelLine("seq len", Known(a.seq_len, a.seq_len_source, text.Parameter("seq_len")), width);
+  out << report::LabelLine("batch", Known(a.global_batch, a.global_batch_source, text.Parameter("global_batch")),
+                           width);
   out << report::LabelLine("precision", Sourced(DTypeName(a.precision), a.precision_source), width);
   out << report::LabelLine("recompute", Sourced(RecomputeName(a.recompute), a.recompute_source), width);
   std::string flops = "-";
@@ -138,12 +144,13 @@ std::vector<size_t> SampledRows(size_t n) {
   return rows;
 }
 
-void PrintSteps(std::ostream& out, const LogAnalysis& a, int width) {
+void PrintSteps(std::ostream& out, const LogAnalysis& a, const TextOptions& text) {
+  const int width = text.width;
   const auto& steps = a.timeline.steps;
   const std::vector<size_t> rows = SampledRows(steps.size());
   if (rows.size() < steps.size())
-    out << fmt::format("({} of {} step lines, evenly sampled; --json or --csv lists every one)\n", rows.size(),
-                       steps.size());
+    out << fmt::format("({} of {} step lines, evenly sampled; {} or {} lists every one)\n", rows.size(), steps.size(),
+                       text.Parameter("json"), text.Parameter("csv"));
   report::Table t({"step", "line", "att", "step s", "tok/s/GPU", "TFLOP/s", "MFU", "megatron", "HFU", "logged TF",
                    "logged MFU", "loss"});
   for (size_t i : rows) {
@@ -337,12 +344,12 @@ void AppendCsvField(StreamBuffer& b, double v) {
 std::string RenderLogText(const LogAnalysis& a, const TextOptions& options) {
   std::ostringstream out;
   const int width = options.width;
-  PrintInputs(out, a, width);
+  PrintInputs(out, a, options);
   PrintSteady(out, a, width);
   out << "\nFindings\n";
   PrintFindings(out, a, width);
   out << "\nSteps\n";
-  PrintSteps(out, a, width);
+  PrintSteps(out, a, options);
   if (!a.notes.empty()) {
     out << "\n";
     report::PrintNotes(out, a.notes, width);

@@ -194,5 +194,21 @@ TEST(LogRenderCsv, FindingsQuoted) {
   EXPECT_NE(out.str().find("\nmissing_input,,,,pass --model,\n"), std::string::npos);
 }
 
+// The text names what the reader can pass as the library's parameters, and a
+// front end's TextOptions::parameter respells them before lines are laid out
+// (Sample has no model, GPU, GPU count, sequence length or batch).
+TEST(LogRenderText, NamesParametersInTheFrontEndsSpelling) {
+  const LogAnalysis a = Sample(3);
+  const std::string library = RenderLogText(a);
+  EXPECT_NE(library.find("unknown (pass parameter 'model')"), std::string::npos) << library;
+  EXPECT_NE(library.find("unknown (pass parameter 'seq_len')"), std::string::npos) << library;
+  TextOptions cli;
+  cli.parameter = [](std::string_view name, bool) { return "--" + std::string(name); };
+  const std::string text = RenderLogText(a, cli);
+  EXPECT_NE(text.find("unknown (pass --model)"), std::string::npos) << text;
+  EXPECT_NE(text.find("unknown (pass --global_batch)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("parameter '"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace mfu

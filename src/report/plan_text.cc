@@ -80,8 +80,9 @@ void PrintBreakdown(std::ostream& out, const Prediction& p, int width) {
 }
 
 // The predicted buckets (the measured-only ones, always 0, are left out).
-void PrintWaterfall(std::ostream& out, const Prediction& p, int width) {
-  out << "\nwaterfall (the buckets of 'mfu trace')\n";
+void PrintWaterfall(std::ostream& out, const Prediction& p, const TextOptions& text) {
+  const int width = text.width;
+  out << "\nwaterfall (the buckets of " << text.Command("trace") << ")\n";
   Table w({"bucket", "seconds", "share"});
   for (WaterfallBucket b :
        {WaterfallBucket::kIdle, WaterfallBucket::kExposedCommunication, WaterfallBucket::kNonMatrixKernels,
@@ -125,7 +126,7 @@ void PrintSearch(std::ostream& out, const PlanStudy& study, bool timing, int wid
   out << "\n";
 }
 
-void PrintNothingFits(std::ostream& out, const ResolvedTraining& s, const PlanStudy& study) {
+void PrintNothingFits(std::ostream& out, const ResolvedTraining& s, const PlanStudy& study, const TextOptions& text) {
   const PlanResult& plan = study.plan;
   out << "nothing fits in " << Bytes(s.gpu->memory_gb * 1024.0 * 1024 * 1024) << " per GPU.\n";
   if (plan.closest.issue == ConfigIssue::kOutOfMemory) {
@@ -136,7 +137,8 @@ void PrintNothingFits(std::ostream& out, const ResolvedTraining& s, const PlanSt
     out << fmt::format("smallest change that fits: {} GPUs (x{} the GPUs)\n", study.fits_at_gpus,
                        study.fits_at_gpus / s.perf->setup().gpus);
   } else if (s.cluster == nullptr) {
-    out << "one node cannot hold it: pass --cluster (its scale-out network) with more --gpus\n";
+    out << "one node cannot hold it: pass " << text.Parameter("cluster") << " (its scale-out network) with more "
+        << text.Parameter("gpus") << "\n";
   } else {
     out << "no GPU count up to 1024x fits: use a larger-memory accelerator or a shorter sequence\n";
   }
@@ -236,7 +238,7 @@ std::string RenderPredictText(const ResolvedTraining& s, const PredictResult& r,
   PrintNotes(out, r.notes, width);
   PrintSummary(out, r.prediction, width);
   PrintBreakdown(out, r.prediction, width);
-  PrintWaterfall(out, r.prediction, width);
+  PrintWaterfall(out, r.prediction, text_options);
   PrintMemory(out, r.prediction.memory, width);
   return out.str();
 }
@@ -248,7 +250,7 @@ std::string RenderPlanText(const ResolvedTraining& s, const PlanStudy& study, bo
   PrintNotes(out, study.notes, text_options.width);
   PrintSearch(out, study, timing, text_options.width);
   if (study.plan.top.empty()) {
-    PrintNothingFits(out, s, study);
+    PrintNothingFits(out, s, study, text_options);
     return out.str();
   }
   PrintTop(out, study, text_options.width);

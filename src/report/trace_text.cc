@@ -76,10 +76,11 @@ std::string RankId(const RankAnalysis& r, size_t index) {
 }
 
 // "why MFU is low" over `v`: each loss with its share, why, and remedies.
-void PrintVerdict(std::ostream& out, const JobVerdict& v, const std::string& scope, int width) {
+void PrintVerdict(std::ostream& out, const JobVerdict& v, const std::string& scope, const TextOptions& text) {
+  const int width = text.width;
   const bool waterfall = v.basis == VerdictBasis::kWaterfall;
-  out << "why MFU is low (" << scope << (waterfall ? ", MFU waterfall" : ", GPU time breakdown: no peak, pass --gpu")
-      << "):\n";
+  out << "why MFU is low (" << scope
+      << (waterfall ? ", MFU waterfall" : ", GPU time breakdown: no peak, pass " + text.Parameter("gpu")) << "):\n";
   if (v.items.empty()) {
     out << "  no loss above 5% of the step" << (waterfall ? ": the matrix kernels run near the peak" : "") << "\n";
     return;
@@ -276,10 +277,11 @@ std::string RankList(const std::vector<int64_t>& ranks) {
 
 // The collectives; the per-rank table only with `per_rank` (the summary
 // shows each rank's wait otherwise).
-void PrintCollectives(std::ostream& out, const JobAnalysis& job, bool per_rank, int width) {
+void PrintCollectives(std::ostream& out, const JobAnalysis& job, bool per_rank, const TextOptions& text) {
+  const int width = text.width;
   const CollectiveAnalysis& c = *job.collectives;
   out << fmt::format("collectives: {} matched across ranks, {} unmatched{}\n", c.num_matched, c.num_unmatched,
-                     per_rank ? "" : " (per rank: --ranks all)");
+                     per_rank ? "" : " (per rank: " + text.Parameter("ranks") + " all)");
   if (per_rank) {
     report::Table table({"rank", "comm us", "transfer us", "wait us", "last arrivals", "caused wait us"});
     for (const auto& r : c.ranks) {
@@ -356,7 +358,8 @@ void PrintRankDetail(std::ostream& out, const RankAnalysis& r, bool verbose, int
 
 // The top of a multi-rank report: the devices, the job's verdict, the notes
 // and the cross-rank summary.
-void PrintJobHead(std::ostream& out, const JobAnalysis& job, int width) {
+void PrintJobHead(std::ostream& out, const JobAnalysis& job, const TextOptions& text) {
+  const int width = text.width;
   std::vector<std::string> devices;
   for (const RankAnalysis& r : job.ranks) {
     std::string d = r.trace.device_name().empty() ? "?" : r.trace.device_name();
@@ -373,7 +376,7 @@ void PrintJobHead(std::ostream& out, const JobAnalysis& job, int width) {
       base::Join(devices, ", ") + fmt::format("; diagnostics: {} data loss or error, {} info", damaged, diagnostics),
       width);
   out << "\n";
-  PrintVerdict(out, job.verdict, fmt::format("all {} ranks", job.ranks.size()), width);
+  PrintVerdict(out, job.verdict, fmt::format("all {} ranks", job.ranks.size()), text);
   PrintJobNotes(out, job, width);
   out << "\n";
   PrintRankSummary(out, job, width);
@@ -387,9 +390,9 @@ std::string RenderTraceJobText(const JobAnalysis& job, const TraceJobOptions& op
   std::ostringstream out;
   const int width = text.width;
   if (job.ranks.size() > 1) {
-    PrintJobHead(out, job, width);
+    PrintJobHead(out, job, text);
   } else if (job.ranks.size() == 1) {
-    PrintVerdict(out, job.ranks.front().verdict, "this trace", width);
+    PrintVerdict(out, job.ranks.front().verdict, "this trace", text);
     PrintJobNotes(out, job, width);
     out << "\n";
   }
@@ -402,14 +405,17 @@ std::string RenderTraceJobText(const JobAnalysis& job, const TraceJobOptions& op
     }
   }
   if (hidden > 0) {
+    const std::string ranks = text.Parameter("ranks");
     PrintWrapped(out, fmt::format("per-rank detail for {} more ranks:", hidden), "  ",
-                 "--ranks all, or a list such as --ranks 0,3; -v for every rank with its top kernels", width);
+                 fmt::format("{} all, or a list such as {} 0,3; {} for every rank with its top kernels", ranks, ranks,
+                             text.Parameter("verbose", /*short_form=*/true)),
+                 width);
     out << "\n";
   }
   if (!job.collectives_error.empty())
     out << "no collective analysis: " << job.collectives_error << "\n";
   if (job.collectives && !job.collectives->instances.empty())
-    PrintCollectives(out, job, job.ranks.size() <= 1 || verbose || hidden == 0, width);
+    PrintCollectives(out, job, job.ranks.size() <= 1 || verbose || hidden == 0, text);
   return out.str();
 }
 

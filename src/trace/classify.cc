@@ -4,9 +4,9 @@
 #include <string>
 #include <utility>
 
-#include "base/csv.h"
 #include "base/embedded_file.h"
 #include "base/strings.h"
+#include "base/table.h"
 #include "mfu/trace_classify.h"
 #include "mfu_embedded/trace_data.h"
 
@@ -30,6 +30,18 @@ StatusOr<Match> ParseMatch(std::string_view text) {
   if (text == "regex")
     return Match::kRegex;
   return InvalidArgumentError("unknown match '" + std::string(text) + "' (expected prefix, contains or regex)");
+}
+
+std::string MatchName(Match match) {
+  switch (match) {
+    case Match::kPrefix:
+      return "prefix";
+    case Match::kContains:
+      return "contains";
+    case Match::kRegex:
+      return "regex";
+  }
+  return "prefix";
 }
 
 // The name without its trailing parameter list: "void f<T>(int, float*)" ->
@@ -88,49 +100,49 @@ Status KernelClassifier::AddFile(const FileSystem& fs, const std::string& path) 
   return AddCsv(text, path);
 }
 
-// Not base/table.h, although the rules are the loader's ordered shape: the
-// pattern cell is taken verbatim (spaces matter in a prefix), other columns
-// are allowed, and errors are kInvalidArgument reading "origin:LINE: unknown
-// kernel class ..." / "origin:LINE: empty pattern" / "origin: missing column
-// 'match'" without a column, as classify_test pins; the loader trims cells,
-// rejects unknown columns and names the column of a bad cell.
-Status KernelClassifier::AddCsv(std::string_view csv, std::string_view origin) {
-  MFU_ASSIGN_OR_RETURN(base::CsvTable table, base::ParseCsv(csv, origin));
-  const std::string where(origin);
-  int columns[3] = {table.Column("class"), table.Column("match"), table.Column("pattern")};
-  const char* names[3] = {"class", "match", "pattern"};
-  for (int c = 0; c < 3; ++c) {
-    if (columns[c] < 0)
-      return ParseError(where + ": missing column '" + names[c] + "'");
-  }
-  const int source_column = table.Column("source");
+namespace {
 
+// The rules' table: ordered (every row is added), columns beside these
+// ignored, the pattern taken verbatim (spaces may matter in a prefix), an
+// empty class, match or pattern an error ("column 'pattern' is empty").
+// Errors name the line and the column: "u.csv:3: column 'class': unknown
+// kernel class 'gem' (did you mean 'gemm'?)".
+const base::TableSchema<KernelClassifier::Rule>& RuleSchema() {
+  using Rule = KernelClassifier::Rule;
+  static const base::TableSchema<Rule> schema = [] {
+    base::TableSchema<Rule> s;
+    s.noun = "kernel-class rule";
+    s.ignore_unknown_columns = true;
+    base::Column<Rule> cls = base::EnumColumn<Rule, KernelClass>("class", &Rule::cls, ParseKernelClass,
+                                                                 [](KernelClass c) { return KernelClassName(c); });
+    base::Column<Rule> match = base::EnumColumn<Rule, Match>("match", &Rule::match, ParseMatch, MatchName);
+    base::Column<Rule> pattern = base::TextColumn<Rule>("pattern", &Rule::pattern);
+    s.columns = {cls.Required(), match.Required(), pattern.Required().Verbatim(),
+                 base::TextColumn<Rule>("source", &Rule::source)};
+    return s;
+  }();
+  return schema;
+}
+
+}  // namespace
+
+Status KernelClassifier::AddCsv(std::string_view csv, std::string_view origin) {
+  MFU_ASSIGN_OR_RETURN(std::vector<base::TableRow<Rule>> rows, base::ParseTableRows(RuleSchema(), csv, origin));
   std::vector<Rule> added;
   std::vector<std::regex> added_regexes;
-  for (size_t r = 0; r < table.rows.size(); ++r) {
-    const std::vector<std::string>& row = table.rows[r];
-    const std::string at = where + ":" + std::to_string(table.line_numbers[r]);
-    auto field = [&](int column) { return std::string(base::Trim(row[static_cast<size_t>(column)])); };
-    StatusOr<KernelClass> cls = ParseKernelClass(field(columns[0]));
-    if (!cls.ok())
-      return InvalidArgumentError(at + ": " + cls.status().message());
-    StatusOr<Match> match = ParseMatch(field(columns[1]));
-    if (!match.ok())
-      return InvalidArgumentError(at + ": " + match.status().message());
-    // The pattern is taken verbatim: leading or trailing spaces may matter.
-    const std::string& pattern = row[static_cast<size_t>(columns[2])];
-    if (pattern.empty())
-      return InvalidArgumentError(at + ": empty pattern");
+  for (base::TableRow<Rule>& row : rows) {
+    Rule& rule = row.value;
     std::regex compiled;
-    if (*match == Match::kRegex) {
+    if (rule.match == Match::kRegex) {
       try {
-        compiled = std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
+        compiled = std::regex(rule.pattern, std::regex::ECMAScript | std::regex::optimize);
       } catch (const std::regex_error& e) {
-        return InvalidArgumentError(at + ": invalid regex '" + pattern + "': " + e.what());
+        return InvalidArgumentError(row.where + ": column 'pattern': invalid regex '" + rule.pattern +
+                                    "': " + e.what());
       }
     }
-    std::string source = source_column >= 0 ? field(source_column) : std::string();
-    added.push_back(Rule{*cls, *match, pattern, std::move(source), at});
+    rule.origin = row.where;
+    added.push_back(std::move(rule));
     added_regexes.push_back(std::move(compiled));
   }
 

@@ -262,20 +262,33 @@ TEST(KernelClassifier, UserRulesComeFirst) {
   // A later file overrides an earlier one; `source` is optional.
   ASSERT_TRUE(c.AddCsv("pattern,class,match\nmy_custom,reduction,contains\n", "second.csv").ok());
   EXPECT_EQ(c.Classify(TraceEventKind::kKernel, "my_custom_kernel"), KernelClass::kReduction);
+
+  // Other columns are ignored and the pattern is kept as written: " two" is
+  // matched with its space, and the class cell is trimmed.
+  ASSERT_TRUE(c.AddCsv("class,match,pattern,notes\n memset ,contains, two,ours\n", "third.csv").ok());
+  EXPECT_EQ(c.all().front().pattern, " two");
+  EXPECT_EQ(c.Classify(TraceEventKind::kKernel, "kernel two"), KernelClass::kMemset);
+  EXPECT_EQ(c.Classify(TraceEventKind::kKernel, "kerneltwo"), KernelClass::kUnclassified);
 }
 
-TEST(KernelClassifier, RuleErrorsNameTheLine) {
+// The rules read through base/table.h, so since #11 each cell error names its
+// column after the line, the header's line is given and an empty cell says
+// "is empty" (the messages before: "u.csv:3: unknown kernel class 'gem'",
+// "u.csv:2: empty pattern", "u.csv: missing column 'match'").
+TEST(KernelClassifier, RuleErrorsNameTheLineAndColumn) {
   struct ErrorCase {
     const char* csv;
     const char* message;
   };
   const ErrorCase cases[] = {
       {"class,match,pattern,source\ngemm,prefix,a,x\ngem,prefix,b,x\n",
-       "u.csv:3: unknown kernel class 'gem' (did you mean 'gemm'?)"},
-      {"class,match,pattern,source\ngemm,prefixx,a,x\n", "u.csv:2: unknown match 'prefixx'"},
-      {"class,match,pattern,source\ngemm,prefix,,x\n", "u.csv:2: empty pattern"},
-      {"class,match,pattern,source\ngemm,regex,(unclosed,x\n", "u.csv:2: invalid regex '(unclosed'"},
-      {"class,pattern,source\ngemm,a,x\n", "u.csv: missing column 'match'"},
+       "u.csv:3: column 'class': unknown kernel class 'gem' (did you mean 'gemm'?)"},
+      {"class,match,pattern,source\ngemm,prefixx,a,x\n", "u.csv:2: column 'match': unknown match 'prefixx'"},
+      {"class,match,pattern,source\ngemm,prefix,,x\n", "u.csv:2: column 'pattern' is empty"},
+      {"class,match,pattern,source\n,prefix,a,x\n", "u.csv:2: column 'class' is empty"},
+      {"class,match,pattern,source\ngemm,regex,(unclosed,x\n", "u.csv:2: column 'pattern': invalid regex '(unclosed'"},
+      {"class,pattern,source\ngemm,a,x\n", "u.csv:1: missing column 'match'"},
+      {"class,mach,pattern,source\ngemm,prefix,a,x\n", "u.csv:1: missing column 'match' (the header has 'mach')"},
       {"class,match,pattern\ngemm,prefix\n", "u.csv:2: row has 2 fields"},
   };
   for (const ErrorCase& e : cases) {

@@ -695,15 +695,4 @@ StatusOr<OpCost> ComputeOpCost(std::string_view op_name, const OpShapeView& shap
   }
 }
 
-double DensePeakFlopsPerS(const Accelerator& gpu, DType dtype) {
-  double peak = gpu.peak_flops(dtype);
-  if (peak > 0)
-    return peak;
-  if (dtype == DType::kTf32)
-    return gpu.peak_flops(DType::kFp32);
-  if (dtype == DType::kFp64Tensor)
-    return gpu.peak_flops(DType::kFp64);
-  return 0;
-}
-
 }  // namespace mfu

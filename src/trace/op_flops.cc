@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "mfu/result.h"
 #include "mfu/trace_flops.h"
 #include "trace/id_index.h"
 #include "trace/intervals.h"
@@ -337,7 +338,8 @@ TraceFlopsSummary SummarizeFlops(const RankTrace& trace, std::span<const KernelC
     const double flops = attribution.flops[i] * fraction;
     const double bytes = attribution.bytes[i] * fraction;
     const OpCost* cost = attribution.cost_of(i);
-    const double peak = gpu != nullptr && cost != nullptr ? DensePeakFlopsPerS(*gpu, cost->dtype) : 0;
+    const double peak =
+        gpu != nullptr && cost != nullptr ? DensePeakFlops(*gpu, cost->dtype, PeakFallbacks::Kernel()) : 0;
     const KernelClass cls = classes[i];
     AddToClass(out.by_class[static_cast<size_t>(cls)], clipped, flops, bytes, peak);
     intervals[static_cast<size_t>(cls)].push_back({start, end});

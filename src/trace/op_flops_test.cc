@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "mfu/result.h"
 #include "mfu/trace_breakdown.h"
 #include "mfu/trace_flops.h"
 #include "testing/trace_builder.h"
@@ -424,7 +425,7 @@ TEST(AttributeOpFlops, Tf32FromKernelNames) {
   EXPECT_EQ(r.a.ops[1].cost.dtype, DType::kFp32);
   // No TF32 peak on the test GPU: TF32 falls back to FP32.
   Accelerator gpu = testing::TestGpu();
-  EXPECT_DOUBLE_EQ(DensePeakFlopsPerS(gpu, DType::kTf32), 100e12);
+  EXPECT_DOUBLE_EQ(DensePeakFlops(gpu, DType::kTf32, PeakFallbacks::Kernel()), 100e12);
 }
 
 TEST(AttributeOpFlops, CountsBadShapesAndOpsWithoutKernels) {

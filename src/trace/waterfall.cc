@@ -100,7 +100,7 @@ Layers CollectLayers(const RankTrace& trace, std::span<const KernelClass> classe
         if (flops <= 0)
           break;
         const OpCost* cost = attribution.cost_of(i);
-        const double peak = cost != nullptr ? DensePeakFlopsPerS(gpu, cost->dtype) : 0;
+        const double peak = cost != nullptr ? DensePeakFlops(gpu, cost->dtype, PeakFallbacks::Kernel()) : 0;
         l.matrix_flops += flops;
         if (peak <= 0) {
           l.flops_without_peak += flops;
@@ -182,7 +182,7 @@ StatusOr<ModelStepMfu> ModelMfu(const ModelStepInput& in, const Layers& l, const
     auto top = std::max_element(l.matrix_flops_by_dtype.begin(), l.matrix_flops_by_dtype.end());
     m.precision = *top > 0 ? static_cast<DType>(top - l.matrix_flops_by_dtype.begin()) : DType::kBf16;
   }
-  m.peak_flops_per_s = DensePeakFlopsPerS(gpu, m.precision);
+  m.peak_flops_per_s = DensePeakFlops(gpu, m.precision, PeakFallbacks::Kernel());
   if (!(m.peak_flops_per_s > 0)) {
     return InvalidArgumentError("waterfall: " + gpu.id + " has no dense " + DTypeName(m.precision) + " peak");
   }

@@ -564,7 +564,7 @@ TEST(CliErrors, InferBadInput) {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     const std::string file = std::string(tmpl) + "/w.csv";
     std::ofstream(file) << "input_len,output_len\n128,128\n128,0\n";
-    ExpectOneLineError(with({"--workload", file}), 1, "w.csv:3 output_len");
+    ExpectOneLineError(with({"--workload", file}), 1, "w.csv:3: column 'output_len'");
     std::filesystem::remove_all(tmpl);
   }
 }

@@ -10,7 +10,10 @@ Each case is a folder tests/golden/<area>/<case>/ holding
                  JSON output)
 Every JSON output must also pass the consistency checks of its result types
 (check_consistency below): waterfall buckets sum to the step, the waterfall
-identity holds, memory components sum to their total. These checks are
+identity holds, memory components sum to their total, goodput's categories
+sum to the wall time, a log's MFU is its throughput x FLOPs per token over
+the peak, a fleet's hours and GPU-weighted MFU are its GPUs' sums; a case of
+an area with such a check must meet at least one (CHECKED_AREAS). These checks are
 independent of the recorded bytes, so a golden regenerated with a wrong sum
 still fails. The job results (calc, flops, memory, predict, plan, infer) must
 also carry a top-level "notes" array of {kind, code, message}.
@@ -33,6 +36,9 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
 REL = 1e-6
+# How many consistency checks the current document met (a case whose area
+# has checks must meet at least one: see CHECKED_AREAS).
+CHECKS = [0]
 # Wall-clock fields: their values are replaced before comparing.
 ELAPSED = [re.compile(r'("(?:seconds|elapsed_s|wall_s)": )[0-9.eE+-]+')]
 
@@ -59,6 +65,7 @@ def check_consistency(node, path, errors):
     # Measured waterfall (mfu trace): buckets in us sum to the step; the
     # identity mfu = compute share x matrix share x matrix efficiency.
     if "buckets_us" in node and "step_us" in node:
+        CHECKS[0] += 1
         total = sum(node["buckets_us"].values())
         if not close(total, node["step_us"], rel=1e-6, abs_tol=1e-3):
             errors.append(f"{path}: buckets_us sum {total} != step_us {node['step_us']}")
@@ -68,6 +75,7 @@ def check_consistency(node, path, errors):
                 errors.append(f"{path}: compute x matrix share x efficiency {product} != mfu_hw {node['mfu_hw']}")
     # Generic waterfall object: buckets in integer ns summing to step_ns.
     if "buckets_ns" in node and "step_ns" in node:
+        CHECKS[0] += 1
         buckets = node["buckets_ns"]
         values = buckets.values() if isinstance(buckets, dict) else [b["ns"] for b in buckets]
         if sum(values) != node["step_ns"]:
@@ -75,14 +83,17 @@ def check_consistency(node, path, errors):
     # Predicted step (predict, plan): the waterfall and the breakdown each sum
     # to the step time; memory components sum to the per-GPU total.
     if "step_time_s" in node and "waterfall_s" in node:
+        CHECKS[0] += 1
         total = sum(node["waterfall_s"].values())
         if not close(total, node["step_time_s"], rel=1e-6):
             errors.append(f"{path}: waterfall_s sum {total} != step_time_s {node['step_time_s']}")
     if "step_time_s" in node and "breakdown_s" in node:
+        CHECKS[0] += 1
         total = sum(node["breakdown_s"].values())
         if not close(total, node["step_time_s"], rel=1e-6):
             errors.append(f"{path}: breakdown_s sum {total} != step_time_s {node['step_time_s']}")
     if "memory_per_gpu_bytes" in node and isinstance(node.get("memory"), dict):
+        CHECKS[0] += 1
         parts = {k: v for k, v in node["memory"].items() if k != "capacity"}
         total = sum(parts.values())
         if not close(total, node["memory_per_gpu_bytes"], rel=1e-9):
@@ -90,20 +101,131 @@ def check_consistency(node, path, errors):
     # Memory in integer bytes (schema 2): the components sum to total_bytes.
     parts_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "reserved_bytes")
     if all(k in node for k in parts_keys + ("total_bytes", "capacity_bytes")):
+        CHECKS[0] += 1
         parts = [node[k] for k in parts_keys]
         if sum(parts) != node["total_bytes"]:
             errors.append(f"{path}: memory components {sum(parts)} != total_bytes {node['total_bytes']}")
+    # Memory per GPU (mfu memory's per_gpu, with its layout): the components
+    # sum to the total. (Its `training` block is not checked: docs/memory.md
+    # says its total_bytes is the unsharded one while its activation fields
+    # stay per tensor-parallel rank.)
+    components = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes")
+    if all(k in node for k in components + ("total_bytes", "layout")) and "capacity_bytes" not in node:
+        CHECKS[0] += 1
+        total = sum(node[k] for k in components) + node.get("reserved_bytes", 0)
+        if total != node["total_bytes"]:
+            errors.append(f"{path}: memory components {total} != total_bytes {node['total_bytes']}")
+    # Temporal breakdown (mfu trace, every rank): busy + idle = span, compute +
+    # non-compute = busy, non-compute = the exposed comm, memcpy and memset.
+    if all(k in node for k in ("span_ns", "busy_ns", "idle_ns", "compute_ns", "non_compute_ns")):
+        CHECKS[0] += 1
+        if node["busy_ns"] + node["idle_ns"] != node["span_ns"]:
+            errors.append(f"{path}: busy_ns + idle_ns != span_ns {node['span_ns']}")
+        if node["compute_ns"] + node["non_compute_ns"] != node["busy_ns"]:
+            errors.append(f"{path}: compute_ns + non_compute_ns != busy_ns {node['busy_ns']}")
+        exposed = sum(node.get(k, 0) for k in ("exposed_comm_ns", "exposed_memcpy_ns", "exposed_memset_ns"))
+        if exposed != node["non_compute_ns"]:
+            errors.append(f"{path}: exposed comm + memcpy + memset {exposed} != non_compute_ns")
     # Predicted waterfall (predict, plan): it sums to the step time.
     if "step_time_s" in node and isinstance(node.get("waterfall"), dict) and "step_ns" in node["waterfall"]:
         if abs(node["waterfall"]["step_ns"] - node["step_time_s"] * 1e9) > 1:
             errors.append(f"{path}: waterfall.step_ns {node['waterfall']['step_ns']} != step_time_s {node['step_time_s']}")
+    check_goodput(node, path, errors)
+    check_fleet(node, path, errors)
     for key, child in node.items():
         check_consistency(child, f"{path}.{key}", errors)
 
 
+# The badput categories in the order docs/goodput.md "Exact sum" adds them.
+BADPUT_ORDER = ("initialization", "data_loading", "checkpoint_save", "checkpoint_restore", "wasted_progress",
+                "idle_between_attempts", "evaluation", "other")
+
+
+def check_goodput(node, path, errors):
+    """mfu goodput: productive + badput == wall exactly (docs/goodput.md),
+    ETTR = productive / wall, effective MFU = ETTR x steady-state MFU; the
+    what-if's Young interval is sqrt(2 x checkpoint time x MTBF)."""
+    if all(k in node for k in ("productive_s", "badput_s")) and isinstance(node.get("wall_s"), (int, float)):
+        CHECKS[0] += 1
+        total = node["productive_s"]
+        for k in BADPUT_ORDER:
+            total += node["badput_s"][k]
+        if set(node["badput_s"]) != set(BADPUT_ORDER):
+            errors.append(f"{path}: badput_s categories {sorted(node['badput_s'])} are not {sorted(BADPUT_ORDER)}")
+        if total != node["wall_s"]:
+            errors.append(f"{path}: productive_s + badput_s = {total!r} != wall_s {node['wall_s']!r}")
+        if node["wall_s"] > 0 and not close(node["ettr"], node["productive_s"] / node["wall_s"]):
+            errors.append(f"{path}: ettr {node['ettr']} != productive_s / wall_s")
+        if node.get("steady_state_mfu") is not None and node.get("effective_mfu") is not None:
+            if not close(node["effective_mfu"], node["ettr"] * node["steady_state_mfu"]):
+                errors.append(f"{path}: effective_mfu {node['effective_mfu']} != ettr x steady_state_mfu")
+    if all(isinstance(node.get(k), (int, float)) for k in ("young_s", "checkpoint_time_s", "mtbf_s")):
+        CHECKS[0] += 1
+        young = math.sqrt(2 * node["checkpoint_time_s"] * node["mtbf_s"])
+        if not close(node["young_s"], young):
+            errors.append(f"{path}: young_s {node['young_s']} != sqrt(2 x checkpoint_time_s x mtbf_s) {young}")
+
+
+def check_fleet(node, path, errors):
+    """mfu fleet analyze: each GPU's MFU is its estimated TFLOP/s over its
+    peak and its hours by band sum to its seconds x share; the fleet's hours
+    are the GPUs' sum and its MFU is GPU-weighted: the sum of estimated
+    FLOP/s over the sum of the peaks of the GPUs with an estimate
+    (docs/fleet.md)."""
+    if not (isinstance(node.get("fleet"), dict) and isinstance(node.get("gpus"), list)):
+        return
+    CHECKS[0] += 1
+    hours, flops, peaks = 0.0, 0.0, 0.0
+    for i, g in enumerate(node["gpus"]):
+        where = f"{path}.gpus[{i}]"
+        band_hours = sum(g["gpu_hours_by_band"].values())
+        if not close(band_hours, g["seconds"] * g["gpu_share"] / 3600):
+            errors.append(f"{where}: gpu_hours_by_band sum {band_hours} != seconds x gpu_share / 3600")
+        hours += band_hours
+        if g.get("estimated_mfu") is not None:
+            if not close(g["estimated_mfu"], g["estimated_tflops"] / g["peak_tflops"]):
+                errors.append(f"{where}: estimated_mfu {g['estimated_mfu']} != estimated_tflops / peak_tflops")
+            flops += g["estimated_tflops"]
+            peaks += g["peak_tflops"]
+    fleet = node["fleet"]
+    if fleet["gpus"] != len(node["gpus"]):
+        errors.append(f"{path}.fleet: gpus {fleet['gpus']} != {len(node['gpus'])} GPUs listed")
+    if not close(fleet["gpu_hours"], hours) or not close(sum(fleet["gpu_hours_by_band"].values()), hours):
+        errors.append(f"{path}.fleet: gpu_hours {fleet['gpu_hours']} (or its bands) != the GPUs' sum {hours}")
+    if fleet.get("estimated_mfu") is not None and not close(fleet["estimated_mfu"], flops / peaks):
+        errors.append(f"{path}.fleet: estimated_mfu {fleet['estimated_mfu']} != GPU-weighted {flops / peaks}")
+
+
+def check_log(doc, errors):
+    """mfu log: every step with a throughput, and the steady state, give
+    TFLOP/s = tokens/s/GPU x model FLOPs per token and MFU, Megatron MFU and
+    HFU = tokens/s/GPU x that convention's FLOPs per token / the peak."""
+    inputs = doc.get("inputs") if isinstance(doc, dict) else None
+    if not isinstance(inputs, dict) or not inputs.get("peak_flops_per_s"):
+        return
+    peak = inputs["peak_flops_per_s"]
+    rows = [("steady_state", doc.get("steady_state") or {})] + [
+        (f"steps[{i}]", s) for i, s in enumerate(doc.get("steps", []))]
+    for where, row in rows:
+        tokens = row.get("tokens_per_s_per_gpu")
+        if tokens is None or row.get("tflops_per_gpu") is None:
+            continue
+        CHECKS[0] += 1
+        if not close(row["tflops_per_gpu"] * 1e12, tokens * inputs["model_flops_per_token"]):
+            errors.append(f"$.{where}: tflops_per_gpu {row['tflops_per_gpu']} != tokens/s x model FLOPs per token")
+        for key, per_token in (("mfu", "model_flops_per_token"), ("mfu_megatron", "megatron_flops_per_token"),
+                               ("hfu", "hardware_flops_per_token")):
+            if row.get(key) is not None and not close(row[key], tokens * inputs[per_token] / peak):
+                errors.append(f"$.{where}: {key} {row[key]} != tokens/s x {per_token} / peak")
+
+
 # The job results that carry notes (docs/design.md "One result vocabulary"):
 # a top-level "notes" array, always present, of {kind, code, message}.
-NOTE_AREAS = {"calc", "flops", "memory", "predict", "plan", "infer"}
+NOTE_AREAS = {"calc", "flops", "memory", "predict", "plan", "infer", "log", "goodput", "fleet"}
+# The areas whose results have a consistency check above: each case's JSON
+# must meet at least one, so a schema change that renames the checked fields
+# fails instead of skipping the check.
+CHECKED_AREAS = {"trace", "predict", "plan", "memory", "log", "goodput", "fleet"}
 NOTE_KINDS = {"assumption", "warning"}
 
 
@@ -186,8 +308,13 @@ def main():
             failures.append(f"{name}: --json output is not JSON: {e}")
             continue
         errors = []
+        CHECKS[0] = 0
         check_consistency(doc, "$", errors)
+        if case.parent.name == "log":
+            check_log(doc, errors)
         check_notes(case.parent.name, doc, errors)
+        if case.parent.name in CHECKED_AREAS and CHECKS[0] == 0:
+            errors.append("$: none of the consistency checks of its result type applies")
         failures.extend(f"{name}: {e}" for e in errors[:20])
         compare(name, json_path, out, opts.update, failures)
     for f in failures:
