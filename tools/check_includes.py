@@ -23,16 +23,20 @@ ALLOWED = {
     "hwdb": {"base"},
     "flops": {"base", "model", "hwdb"},
     "trace": {"base", "model", "hwdb", "flops"},
-    "plan": {"base", "model", "hwdb", "flops"},
+    "perf": {"base", "model", "hwdb", "flops"},
+    "plan": {"base", "model", "hwdb", "flops", "perf"},
+    "infer": {"base", "model", "hwdb", "flops", "perf"},
+    "calibrate": {"base", "model", "hwdb", "flops", "perf", "plan"},
     "log": {"base", "model", "hwdb", "flops"},
     "goodput": {"base", "model", "hwdb", "flops", "log"},
     "fleet": {"base", "model", "hwdb", "flops", "log", "goodput"},
-    "catalog": {"base", "model", "hwdb", "flops", "trace", "plan"},
-    "report": {"base", "model", "hwdb", "flops", "trace", "plan", "catalog", "log", "goodput", "fleet"},
+    "catalog": {"base", "model", "hwdb", "flops", "trace", "perf", "plan", "infer", "calibrate"},
+    "report": {"base", "model", "hwdb", "flops", "trace", "perf", "plan", "infer", "calibrate", "catalog", "log", "goodput", "fleet"},
     # The front end: the public API (mfu/..., always allowed) and CLI_FILES;
     # no module internals.
     "cli": set(),
-    "testing": {"base", "model", "hwdb", "flops", "trace", "plan", "catalog", "log", "goodput"},
+    "testing": {"base", "model", "hwdb", "flops", "trace", "perf", "plan", "infer", "calibrate", "catalog", "log",
+                "goodput"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s+<([^>]+)>')

@@ -3,7 +3,7 @@
 // The inference performance model behind `mfu infer`: per-step FLOPs and
 // bytes (weights, KV cache read and write, activations) of prefill and
 // decode, on a tensor/pipeline/expert-parallel layout, timed by the same
-// roofline and efficiency parameters as the training model (perf_model.h);
+// roofline and efficiency parameters as the training model (roofline.h);
 // memory budget and KV capacity; throughput of a workload at the largest
 // batch that fits; speculative decoding; and the MFU/MBU a measured
 // throughput implies. A workload is served the way the serving framework
@@ -20,8 +20,8 @@
 #include "mfu/framework.h"
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
-#include "mfu/perf_model.h"
 #include "mfu/result.h"
+#include "mfu/roofline.h"
 #include "mfu/status.h"
 
 namespace mfu {

@@ -21,7 +21,7 @@
 #include "mfu/file_system.h"
 #include "mfu/framework.h"
 #include "mfu/hwdb.h"
-#include "mfu/perf_model.h"
+#include "mfu/roofline.h"
 #include "mfu/status.h"
 
 namespace mfu {

@@ -13,7 +13,7 @@
 #include "mfu/cluster.h"
 #include "mfu/file_system.h"
 #include "mfu/hwdb.h"
-#include "mfu/perf_model.h"
+#include "mfu/roofline.h"
 #include "mfu/status.h"
 #include "mfu/vector_kernels.h"
 

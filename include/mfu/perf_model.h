@@ -5,8 +5,8 @@
 // configuration, the step time (compute by roofline with shape-dependent
 // efficiency, communication on the scale-up/scale-out hierarchy, overlap,
 // pipeline bubble, recompute, optimizer), the memory per GPU and the MFU.
-// docs/plan.md states every formula; data/efficiency/ holds the few fitted
-// parameters per accelerator family.
+// docs/plan.md states every formula; the efficiency parameters
+// (efficiency.h) and rooflines (roofline.h) it is built from are src/perf's.
 
 #include <array>
 #include <cstdint>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mfu/cluster.h"
+#include "mfu/efficiency.h"
 #include "mfu/fabric.h"
 #include "mfu/flops.h"
 #include "mfu/framework.h"
@@ -23,122 +24,11 @@
 #include "mfu/memory.h"
 #include "mfu/model.h"
 #include "mfu/result.h"
+#include "mfu/roofline.h"
 #include "mfu/status.h"
 #include "mfu/vector_kernels.h"
 
 namespace mfu {
-
-// Efficiency parameters of an accelerator family, each with a physical
-// meaning (fitted by `mfu calibrate`, shipped in data/efficiency/).
-struct EfficiencyParams {
-  std::string family;                     // "ampere", "hopper", ...
-  std::vector<std::string> accelerators;  // accelerator id prefixes it covers
-  // GEMMs: achieved / dense peak of the dtype at a large shape; each GEMM
-  // dim d scales it by d / (d + matmul_half_dim).
-  double matmul_peak_fraction = 0.8;      // 16-bit
-  double matmul_half_dim = 64;            //
-  double fp8_matmul_peak_fraction = 0.7;  // FP8 (per-tensor scaled), quantization excluded
-  double fp4_matmul_peak_fraction = 0.6;  // FP4 (block scaled), quantization excluded
-  // Fused attention, 16-bit, the family's best kernel (framework.h
-  // AttentionKernel::kBest) at head dim 128: achieved / dense peak at long
-  // sequences, times L / (L + half_seq) for L keys per query.
-  double attention_peak_fraction = 0.6;  // forward
-  double attention_half_seq = 200;       // forward
-  double attention_bwd_fraction = 0.5;   // backward (2.5x the forward FLOPs)
-  double attention_bwd_half_seq = 400;   // backward
-  double attention_fa2_ratio = 1;        // FlashAttention-2's rate / the best kernel's on this family
-  double attention_triton_ratio = 0.55;  // Triton FlashAttention's (2022-23) rate / FlashAttention-2's
-  double vector_bw_fraction = 0.7;       // streamed traffic without a kernel row of its own: GEMM
-                                         // operands, KV cache, rope, softmax, optimizer; achieved / HBM
-  double scaleup_bw_fraction = 0.75;     // collective bus bandwidth / NVLink bandwidth
-  double scaleout_bw_fraction = 0.75;    // collective bus bandwidth / NIC bandwidth
-  // Of the communication a framework issues behind compute (framework.h),
-  // the share that actually hides (SM and memory contention lose the rest).
-  double overlap_efficiency = 0.8;
-  double kernel_overhead_us = 4;   // idle gap per kernel (launch, sync), microseconds
-  double memory_reserved_gib = 3;  // CUDA context, NCCL buffers, allocator slack
-  // The SM clock a whole step sustains / the clock the kernel figures ran
-  // at (not fitted): a training or serving step keeps GEMMs, attention, HBM
-  // and NVLink busy together and draws the board's power limit, where a
-  // kernel benchmark times one kernel in short bursts. Scales the steps'
-  // GEMM and attention rates (GemmSeconds and AttentionSeconds, what the
-  // kernel figures check, keep the kernels' own clock).
-  double sustained_clock_fraction = 1;
-  std::string source;
-  // What the family's predictions were checked against
-  // (data/efficiency/validation.csv): "validated" (measured end-to-end runs),
-  // "kernels only", or "unvalidated"; every report that uses the family
-  // states it.
-  std::string training_validation = "unvalidated";
-  std::string inference_validation = "unvalidated";
-  // Norms, residual adds, the MLP activation (vector_kernels.h), by VectorKernel.
-  VectorKernelTable vector_kernels;
-};
-
-inline constexpr size_t kNumEfficiencyParams =
-    15;  // the fitted ones (not memory_reserved_gib, sustained_clock_fraction)
-// name, pointer-to-member, and the bounds calibration keeps it in.
-struct EfficiencyParamInfo {
-  const char* name;
-  double EfficiencyParams::*field;
-  double min;
-  double max;
-};
-std::array<EfficiencyParamInfo, kNumEfficiencyParams> EfficiencyParamInfos();
-
-class EfficiencyDb {
- public:
-  // data/efficiency/efficiency.csv, then data/efficiency/vector_kernels.csv.
-  static StatusOr<EfficiencyDb> LoadBuiltin();
-  // The built-in tables with data/efficiency/kernel_grounded.csv's values:
-  // each family's parameters from kernel figures alone, before any fit to
-  // measured runs (what `mfu calibrate` starts from and pulls towards).
-  static StatusOr<EfficiencyDb> LoadBuiltinPrior();
-  // CSV with the columns of data/efficiency/efficiency.csv; rows replace
-  // families of the same name. A table with a `kernel` column is a vector
-  // kernel table instead (the columns of data/efficiency/vector_kernels.csv):
-  // each row updates one kernel of an existing family. Nothing changes
-  // unless every row is valid. kParse / kOutOfRange are one line naming
-  // origin:line and the column.
-  Status AddCsv(std::string_view text, std::string_view origin);
-  // As AddCsv for the file at `path` read through `fs`; kNotFound if it
-  // cannot be read.
-  Status AddFile(const FileSystem& fs, const std::string& path);
-  // The family whose longest accelerator prefix matches `accelerator_id`,
-  // else the "default" family.
-  const EfficiencyParams& For(std::string_view accelerator_id) const;
-  // The family named `family` (case-insensitively); kInvalidArgument naming
-  // the closest and listing the families otherwise.
-  StatusOr<const EfficiencyParams*> Find(std::string_view family) const;
-  const std::vector<EfficiencyParams>& all() const { return families_; }
-  EfficiencyParams* Mutable(std::string_view family);
-  // The database as CSV (what `mfu calibrate --write` saves).
-  std::string ToCsv() const;
-  // The vector kernel table as CSV, one row per family and kernel (what
-  // `mfu calibrate --write-vector-kernels` saves).
-  std::string VectorKernelsToCsv() const;
-
- private:
-  Status AddVectorKernelCsv(std::string_view text, std::string_view origin);
-  // data/efficiency/validation.csv: what each family was validated on.
-  Status ApplyValidation(std::string_view text, std::string_view origin);
-  std::vector<EfficiencyParams> families_;
-};
-
-// A warning "unvalidated_family" when `family` (the efficiency family of
-// accelerator `accelerator_id`) has no measured end-to-end runs for
-// training (`training`) or inference: its validation status is anything but
-// "validated". The message names the accelerator, the family and its status,
-// the families of `db` that are validated (read from the data, not listed in
-// code) and the error on those (ValidatedTrainingError /
-// ValidatedInferenceError). nullopt for a validated family.
-std::optional<Note> UnvalidatedFamilyNote(const EfficiencyDb& db, const EfficiencyParams& family,
-                                          std::string_view accelerator_id, bool training);
-// The error of the predictions on the validated families, as the docs
-// measure it: "8.9% MAPE over 253 measured runs" (docs/plan.md) and "7.7%
-// MAPE on TensorRT-LLM's H100 throughput table" (docs/infer.md).
-std::string_view ValidatedTrainingError();
-std::string_view ValidatedInferenceError();
 
 // One parallel configuration.
 struct TrainingConfig {
@@ -322,52 +212,5 @@ class PerfModel {
   std::vector<std::array<double, 2>> activations_;
   static size_t ActivationKey(int64_t tp, bool sp, Recompute recompute, bool flash);
 };
-
-// The model's building blocks, public so that measured operator and NCCL
-// times can test them (src/plan/operator_test.cc uses Vidur's profiles).
-//
-// One m x n x k GEMM (2mnk FLOPs) in `dtype`: the roofline of compute at the
-// shape's efficiency (matmul_peak_fraction x prod d / (d + matmul_half_dim))
-// and 16-bit operand traffic at vector_bw_fraction of HBM bandwidth.
-// FP8/FP4 operands are 1 / 0.5 bytes; the peak is the dtype's (16-bit where
-// the device has none) times the part's power-cap clock fraction.
-double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k);
-// The large-GEMM fraction of `dtype`'s dense peak: fp8_matmul_peak_fraction,
-// fp4_matmul_peak_fraction, else matmul_peak_fraction.
-double MatmulPeakFraction(const EfficiencyParams& e, DType dtype);
-// The efficiency of an m x n x k GEMM: the dtype's fraction x prod d / (d +
-// matmul_half_dim), the curve every GEMM of both models uses.
-double GemmEfficiency(const EfficiencyParams& e, DType dtype, double m, double n, double k);
-inline double GemmEfficiency(const EfficiencyParams& e, double m, double n, double k) {
-  return GemmEfficiency(e, DType::kBf16, m, n, k);
-}
-// The dense peak a kernel of `dtype` runs against on `gpu`: the dtype's
-// peak, else the 16-bit one (bf16, then fp16), times the accelerator's
-// power_cap_clock_fraction (hwdb.h); 0 when
-// the device has none.
-double ComputePeakFlops(const Accelerator& gpu, DType dtype);
-
-// Fused attention in 16-bit: achieved / dense peak of `kernel` for a pass
-// over `seq_kv` keys (per query block) at `head_dim`. Forward: the family's
-// attention_peak_fraction x L / (L + attention_half_seq) with L = seq_kv
-// (causal: seq_kv / 2 keys per query on average, and diagonal tiles of 128
-// computed whole: x n / (n + 1), n = seq_kv / 128); backward the same with
-// the bwd parameters; head dims scale it by g(hd) / g(128), g(d) = d / (d +
-// 51) (FlashAttention-3's hd64/128/256 sweep on H100); kFa2 times
-// attention_fa2_ratio (kTriton: also attention_triton_ratio). Capped at 0.98. kUnfused has no fused rate (returns
-// 0: the model times it as GEMMs plus softmax traffic).
-double AttentionEfficiency(const EfficiencyParams& e, AttentionKernel kernel, bool backward, double seq_kv, bool causal,
-                           double head_dim);
-// Seconds for `flops` of fused attention (executed FLOPs: causal halved)
-// at AttentionEfficiency of the 16-bit peak; 0 for kUnfused or no peak.
-double AttentionSeconds(const Accelerator& gpu, const EfficiencyParams& e, AttentionKernel kernel, bool backward,
-                        double flops, double seq_kv, bool causal, double head_dim);
-
-// `bytes` is the full buffer (all-reduce, all-gather output, reduce-scatter
-// input; all-to-all: what one rank sends). Rings: (n-1)/n x bytes / bw plus
-// n-1 latency steps; all-reduce twice the bytes with 2 log2 n tree steps
-// (the bytes factor is BusBandwidthFactor, mfu/result.h). kAllReduce,
-// kAllGather, kReduceScatter, kAllToAll, kSendRecv (one hop); 0 for others.
-double CollectiveSeconds(CollectiveKind kind, double ranks, double bytes, const LinkSpec& link);
 
 }  // namespace mfu

@@ -12,7 +12,7 @@
 #include "mfu/hwdb.h"
 #include "mfu/memory.h"
 #include "mfu/model.h"
-#include "plan/plan_test_util.h"
+#include "testing/plan_test_util.h"
 
 namespace mfu {
 namespace {

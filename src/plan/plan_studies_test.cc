@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "mfu/result.h"
-#include "plan/plan_test_util.h"
+#include "testing/plan_test_util.h"
 
 namespace mfu {
 namespace {

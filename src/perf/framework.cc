@@ -11,7 +11,7 @@
 #include "base/embedded_file.h"
 #include "base/strings.h"
 #include "base/table.h"
-#include "mfu_embedded/plan_data.h"
+#include "mfu_embedded/perf_data.h"
 
 namespace mfu {
 namespace {
@@ -130,7 +130,7 @@ const char* CpModeName(CpMode mode) {
 }
 
 StatusOr<FrameworkDb> FrameworkDb::LoadBuiltin() {
-  for (const base::EmbeddedFile& file : base::PlanDataFiles()) {
+  for (const base::EmbeddedFile& file : base::PerfDataFiles()) {
     if (file.path != kBuiltinPath)
       continue;
     FrameworkDb db;

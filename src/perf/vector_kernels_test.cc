@@ -11,7 +11,7 @@
 #include "mfu/inference.h"
 #include "mfu/model.h"
 #include "mfu/perf_model.h"
-#include "plan/plan_test_util.h"
+#include "testing/plan_test_util.h"
 
 namespace mfu {
 namespace {

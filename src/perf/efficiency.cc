@@ -2,6 +2,8 @@
 // fractions per accelerator family, matched by accelerator-id prefix, and the
 // vector kernel parameters of each family (data/efficiency/vector_kernels.csv).
 
+#include "mfu/efficiency.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <span>
@@ -14,8 +16,7 @@
 #include "base/embedded_file.h"
 #include "base/strings.h"
 #include "base/table.h"
-#include "mfu/perf_model.h"
-#include "mfu_embedded/plan_data.h"
+#include "mfu_embedded/perf_data.h"
 
 namespace mfu {
 namespace {
@@ -24,7 +25,7 @@ constexpr std::string_view kBuiltinPath = "efficiency/efficiency.csv";
 constexpr std::string_view kBuiltinKernelsPath = "efficiency/vector_kernels.csv";
 
 const base::EmbeddedFile* FindBuiltin(std::string_view path) {
-  for (const base::EmbeddedFile& file : base::PlanDataFiles()) {
+  for (const base::EmbeddedFile& file : base::PerfDataFiles()) {
     if (file.path == path)
       return &file;
   }

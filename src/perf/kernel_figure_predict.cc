@@ -1,5 +1,5 @@
 // The performance model's value of one kernel figure (kernel_figures.h
-// PredictKernelFigure), from the building blocks of perf_model.h only, so
+// PredictKernelFigure), from the building blocks of roofline.h only, so
 // that the figures test what the training and inference models compute.
 // (PredictKernelFigure is declared in mfu/kernel_figures.h with the rest.)
 

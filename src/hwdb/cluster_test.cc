@@ -11,7 +11,7 @@
 #include "base/embedded_file.h"
 #include "base/strings.h"
 #include "mfu/hwdb.h"
-#include "mfu_embedded/plan_data.h"
+#include "mfu_embedded/hwdb_data.h"
 
 namespace mfu {
 namespace {
@@ -75,7 +75,7 @@ TEST_F(ClusterDbTest, EveryBuiltinRowLoadsAndItsAcceleratorResolves) {
 
 TEST_F(ClusterDbTest, ShippedCsvHasTheDocumentedColumnsInOrder) {
   std::string_view bytes;
-  for (const base::EmbeddedFile& f : base::PlanDataFiles()) {
+  for (const base::EmbeddedFile& f : base::HardwareDataFiles()) {
     if (f.path == "clusters/clusters.csv")
       bytes = f.bytes;
   }

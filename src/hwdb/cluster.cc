@@ -6,7 +6,7 @@
 #include "base/embedded_file.h"
 #include "base/strings.h"
 #include "base/table.h"
-#include "mfu_embedded/plan_data.h"
+#include "mfu_embedded/hwdb_data.h"
 
 namespace mfu {
 
@@ -98,7 +98,7 @@ const base::TableSchema<Cluster>& Schema() {
 }  // namespace
 
 StatusOr<ClusterDb> ClusterDb::LoadBuiltin() {
-  for (const base::EmbeddedFile& file : base::PlanDataFiles()) {
+  for (const base::EmbeddedFile& file : base::HardwareDataFiles()) {
     if (file.path != kBuiltinPath)
       continue;
     ClusterDb db;

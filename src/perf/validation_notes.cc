@@ -1,4 +1,4 @@
-// The "unvalidated_family" note (perf_model.h UnvalidatedFamilyNote): which
+// The "unvalidated_family" note (efficiency.h UnvalidatedFamilyNote): which
 // efficiency families the shipped calibration data vouches for is read from
 // the efficiency database (data/efficiency/validation.csv), never listed
 // here, so a family that gains measured runs loses its note with the data.
@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "mfu/perf_model.h"
+#include "mfu/efficiency.h"
 
 namespace mfu {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "mfu/perf_model.h"
+#include "mfu/roofline.h"
 
 namespace mfu {
 
