@@ -10,13 +10,14 @@
 namespace mfu::report {
 namespace {
 
-nlohmann::json Num(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-
 nlohmann::json AccuracyJson(const SourceAccuracy& a) {
-  return {{"source", a.source},        {"runs", a.runs},      {"not_predicted", a.not_predicted}, {"mape", Num(a.mape)},
-          {"max_ape", Num(a.max_ape)}, {"bias", Num(a.bias)}, {"spearman", Num(a.spearman)}};
+  return {{"source", a.source},
+          {"runs", a.runs},
+          {"not_predicted", a.not_predicted},
+          {"mape", report::JsonNumber(a.mape)},
+          {"max_ape", report::JsonNumber(a.max_ape)},
+          {"bias", report::JsonNumber(a.bias)},
+          {"spearman", report::JsonNumber(a.spearman)}};
 }
 
 nlohmann::json ReportJson(const AccuracyReport& r) {
@@ -94,8 +95,8 @@ nlohmann::json CrossValidationJson(const CrossValidation& cv) {
   }
   j["mean_over_runs"] = {{"in_sample", AccuracyJson(cv.in_sample.overall)},
                          {"held_out", AccuracyJson(cv.held_out.overall)}};
-  j["mean_over_sources"] = {{"in_sample_mape", Num(cv.in_sample_source_mape)},
-                            {"held_out_mape", Num(cv.held_out_source_mape)}};
+  j["mean_over_sources"] = {{"in_sample_mape", report::JsonNumber(cv.in_sample_source_mape)},
+                            {"held_out_mape", report::JsonNumber(cv.held_out_source_mape)}};
   return j;
 }
 

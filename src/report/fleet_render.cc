@@ -21,16 +21,6 @@ namespace {
 using nlohmann::json;
 using report::Table;
 
-// A finite figure, or JSON null.
-json Num(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
-}
-std::string Pct(double fraction) {
-  return std::isfinite(fraction) ? report::Percent(fraction) : "-";
-}
-std::string Fix(double v, int decimals) {
-  return std::isfinite(v) ? report::Fixed(v, decimals) : "-";
-}
 std::string CsvNum(double v) {
   return std::isfinite(v) ? fmt::format("{:.6g}", v) : "";
 }
@@ -85,16 +75,16 @@ json GpuJson(const GpuEstimate& g) {
           {"precision", DTypeName(g.precision)},
           {"seconds", g.seconds},
           {"gpu_share", g.gpu_share},
-          {"gpu_util", Num(g.gpu_util)},
-          {"tensor_active", Num(g.tensor_active)},
-          {"dram_active", Num(g.dram_active)},
-          {"sm_clock_mhz", Num(g.sm_clock_mhz)},
-          {"boost_clock_mhz", Num(g.boost_clock_mhz)},
-          {"power_watts", Num(g.power_watts)},
+          {"gpu_util", report::JsonNumber(g.gpu_util)},
+          {"tensor_active", report::JsonNumber(g.tensor_active)},
+          {"dram_active", report::JsonNumber(g.dram_active)},
+          {"sm_clock_mhz", report::JsonNumber(g.sm_clock_mhz)},
+          {"boost_clock_mhz", report::JsonNumber(g.boost_clock_mhz)},
+          {"power_watts", report::JsonNumber(g.power_watts)},
           {"peak_tflops", g.peak_flops > 0 ? json(g.peak_flops / 1e12) : json(nullptr)},
-          {"estimated_tflops", Num(g.estimated_flops / 1e12)},
-          {"estimated_mfu", Num(g.estimated_mfu)},
-          {"estimated_mbu", Num(g.estimated_mbu)},
+          {"estimated_tflops", report::JsonNumber(g.estimated_flops / 1e12)},
+          {"estimated_mfu", report::JsonNumber(g.estimated_mfu)},
+          {"estimated_mbu", report::JsonNumber(g.estimated_mbu)},
           {"gpu_hours_by_band", BandsJson(g.gpu_hours_by_band)},
           {"throttle_reasons", g.throttle_reasons},
           {"findings", FindingsJson(g.findings)}};
@@ -116,9 +106,9 @@ json JobLogJson(const std::optional<JobLogSummary>& log) {
           {"last_step", step(log->last_step)},
           {"step_lines", log->step_lines},
           {"convention", log->convention},
-          {"mfu", Num(log->mfu)},
-          {"logged_mfu", Num(log->logged_mfu)},
-          {"tokens_per_s_per_gpu", Num(log->tokens_per_s_per_gpu)},
+          {"mfu", report::JsonNumber(log->mfu)},
+          {"logged_mfu", report::JsonNumber(log->logged_mfu)},
+          {"tokens_per_s_per_gpu", report::JsonNumber(log->tokens_per_s_per_gpu)},
           {"model", NonEmpty(log->model)},
           {"model_source", NonEmpty(log->model_source)},
           {"gpu", NonEmpty(log->gpu)},
@@ -130,21 +120,22 @@ json JobLogJson(const std::optional<JobLogSummary>& log) {
 }
 
 json JobJson(const JobEstimate& j) {
-  return {{"id", j.id},
-          {"source", j.source},
-          {"gpus", j.gpus.size()},
-          {"gpu_keys", j.gpus},
-          {"estimated_mfu", Num(j.estimated_mfu)},
-          {"mfu_min", Num(j.mfu_min)},
-          {"mfu_median", Num(j.mfu_median)},
-          {"mfu_max", Num(j.mfu_max)},
-          {"tensor_active_median", Num(j.tensor_active_median)},
-          {"reported_mfu", j.reported_mfu ? Num(*j.reported_mfu) : json(nullptr)},
-          {"reported_to_estimated", j.reported_to_estimated ? Num(*j.reported_to_estimated) : json(nullptr)},
-          {"reported_source", NonEmpty(j.reported_source)},
-          {"reported_log", JobLogJson(j.reported_log)},
-          {"stragglers", j.stragglers},
-          {"findings", FindingsJson(j.findings)}};
+  return {
+      {"id", j.id},
+      {"source", j.source},
+      {"gpus", j.gpus.size()},
+      {"gpu_keys", j.gpus},
+      {"estimated_mfu", report::JsonNumber(j.estimated_mfu)},
+      {"mfu_min", report::JsonNumber(j.mfu_min)},
+      {"mfu_median", report::JsonNumber(j.mfu_median)},
+      {"mfu_max", report::JsonNumber(j.mfu_max)},
+      {"tensor_active_median", report::JsonNumber(j.tensor_active_median)},
+      {"reported_mfu", j.reported_mfu ? report::JsonNumber(*j.reported_mfu) : json(nullptr)},
+      {"reported_to_estimated", j.reported_to_estimated ? report::JsonNumber(*j.reported_to_estimated) : json(nullptr)},
+      {"reported_source", NonEmpty(j.reported_source)},
+      {"reported_log", JobLogJson(j.reported_log)},
+      {"stragglers", j.stragglers},
+      {"findings", FindingsJson(j.findings)}};
 }
 
 std::string Bands(const std::array<double, kNumMfuBands>& h) {
@@ -173,8 +164,9 @@ void PrintGpus(std::ostream& out, const FleetReport& r, int width) {
                                     g.job_id.empty() ? "-" : g.job_id};
     if (pods)
       row.push_back(d.pod.empty() ? "-" : d.pod);
-    for (std::string cell : {Pct(g.gpu_util), Pct(g.tensor_active), Fix(g.sm_clock_mhz, 0),
-                             Fix(g.estimated_flops / 1e12, 1), Pct(g.estimated_mfu), Pct(g.estimated_mbu),
+    for (std::string cell : {report::PercentOrDash(g.gpu_util), report::PercentOrDash(g.tensor_active),
+                             report::FixedOrDash(g.sm_clock_mhz, 0), report::FixedOrDash(g.estimated_flops / 1e12, 1),
+                             report::PercentOrDash(g.estimated_mfu), report::PercentOrDash(g.estimated_mbu),
                              g.throttle_reasons.empty() ? "-" : base::Join(g.throttle_reasons, " ")})
       row.push_back(std::move(cell));
     t.AddRow(row);
@@ -185,9 +177,10 @@ void PrintGpus(std::ostream& out, const FleetReport& r, int width) {
 void PrintJobs(std::ostream& out, const FleetReport& r, int width) {
   Table t({"job", "source", "GPUs", "est. MFU", "min", "median", "max", "reported MFU", "ratio", "stragglers"});
   for (const JobEstimate& j : r.jobs) {
-    t.AddRow({j.id, j.source, std::to_string(j.gpus.size()), Pct(j.estimated_mfu), Pct(j.mfu_min), Pct(j.mfu_median),
-              Pct(j.mfu_max), j.reported_mfu ? Pct(*j.reported_mfu) : "-",
-              j.reported_to_estimated ? Fix(*j.reported_to_estimated, 2) : "-",
+    t.AddRow({j.id, j.source, std::to_string(j.gpus.size()), report::PercentOrDash(j.estimated_mfu),
+              report::PercentOrDash(j.mfu_min), report::PercentOrDash(j.mfu_median), report::PercentOrDash(j.mfu_max),
+              j.reported_mfu ? report::PercentOrDash(*j.reported_mfu) : "-",
+              j.reported_to_estimated ? report::FixedOrDash(*j.reported_to_estimated, 2) : "-",
               j.stragglers.empty() ? "-" : base::Join(j.stragglers, " ")});
   }
   t.Print(out, width);
@@ -200,8 +193,8 @@ void PrintJobs(std::ostream& out, const FleetReport& r, int width) {
 void PrintNodes(std::ostream& out, const FleetReport& r, int width) {
   Table t({"node", "GPUs", "est. MFU", "power W"});
   for (const NodeEstimate& n : r.nodes)
-    t.AddRow(
-        {n.hostname.empty() ? "?" : n.hostname, std::to_string(n.gpus), Pct(n.estimated_mfu), Fix(n.power_watts, 0)});
+    t.AddRow({n.hostname.empty() ? "?" : n.hostname, std::to_string(n.gpus), report::PercentOrDash(n.estimated_mfu),
+              report::FixedOrDash(n.power_watts, 0)});
   t.Print(out, width);
 }
 
@@ -243,7 +236,7 @@ std::string RenderFleetText(const FleetReport& r, const TextOptions& options) {
   out << report::LabelLine(
       "fleet",
       fmt::format("{} GPU{}, estimated MFU {}, {:.2f} GPU-hours ({})", r.fleet.gpus, r.fleet.gpus == 1 ? "" : "s",
-                  Pct(r.fleet.estimated_mfu), r.fleet.gpu_hours, Bands(r.fleet.gpu_hours_by_band)),
+                  report::PercentOrDash(r.fleet.estimated_mfu), r.fleet.gpu_hours, Bands(r.fleet.gpu_hours_by_band)),
       width);
   out << "\nGPUs\n";
   PrintGpus(out, r, width);
@@ -277,10 +270,10 @@ std::string RenderFleetJson(const FleetReport& r) {
   for (const NodeEstimate& n : r.nodes)
     j["nodes"].push_back({{"hostname", n.hostname},
                           {"gpus", n.gpus},
-                          {"estimated_mfu", Num(n.estimated_mfu)},
+                          {"estimated_mfu", report::JsonNumber(n.estimated_mfu)},
                           {"power_watts", n.power_watts}});
   j["fleet"] = {{"gpus", r.fleet.gpus},
-                {"estimated_mfu", Num(r.fleet.estimated_mfu)},
+                {"estimated_mfu", report::JsonNumber(r.fleet.estimated_mfu)},
                 {"gpu_hours", r.fleet.gpu_hours},
                 {"gpu_hours_by_band", BandsJson(r.fleet.gpu_hours_by_band)}};
   j["telemetry"] = {{"bytes", r.read.bytes},

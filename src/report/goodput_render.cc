@@ -19,35 +19,25 @@ namespace {
 using nlohmann::json;
 using report::Table;
 
-json Num(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
-}
-std::string Pct(double fraction) {
-  return std::isfinite(fraction) ? report::Percent(fraction) : "-";
-}
-std::string Frac(double v) {
-  return std::isfinite(v) ? report::Fixed(v, 3) : "-";
-}
-
 json IntervalsJson(const CheckpointIntervals& iv) {
-  return {{"observed_s", Num(iv.observed_s)},
-          {"young_s", Num(iv.young_s)},
-          {"daly_s", Num(iv.daly_s)},
-          {"availability_optimal_s", Num(iv.availability_optimal_s)},
-          {"goodput_observed", Num(iv.goodput_observed)},
-          {"goodput_young", Num(iv.goodput_young)},
-          {"goodput_daly", Num(iv.goodput_daly)},
-          {"goodput_availability_optimal", Num(iv.goodput_availability_optimal)}};
+  return {{"observed_s", report::JsonNumber(iv.observed_s)},
+          {"young_s", report::JsonNumber(iv.young_s)},
+          {"daly_s", report::JsonNumber(iv.daly_s)},
+          {"availability_optimal_s", report::JsonNumber(iv.availability_optimal_s)},
+          {"goodput_observed", report::JsonNumber(iv.goodput_observed)},
+          {"goodput_young", report::JsonNumber(iv.goodput_young)},
+          {"goodput_daly", report::JsonNumber(iv.goodput_daly)},
+          {"goodput_availability_optimal", report::JsonNumber(iv.goodput_availability_optimal)}};
 }
 
 void PrintIntervals(std::ostream& out, const CheckpointIntervals& iv, const std::string& observed_label, int width) {
   Table t({"checkpoint interval", "compute between saves", "expected goodput"});
   if (std::isfinite(iv.observed_s))
-    t.AddRow({observed_label, HumanDuration(iv.observed_s), Frac(iv.goodput_observed)});
-  t.AddRow({"Young 1974: sqrt(2 delta M)", HumanDuration(iv.young_s), Frac(iv.goodput_young)});
-  t.AddRow({"Daly 2006, higher order", HumanDuration(iv.daly_s), Frac(iv.goodput_daly)});
+    t.AddRow({observed_label, HumanDuration(iv.observed_s), report::FixedOrDash(iv.goodput_observed, 3)});
+  t.AddRow({"Young 1974: sqrt(2 delta M)", HumanDuration(iv.young_s), report::FixedOrDash(iv.goodput_young, 3)});
+  t.AddRow({"Daly 2006, higher order", HumanDuration(iv.daly_s), report::FixedOrDash(iv.goodput_daly, 3)});
   t.AddRow({"availability-optimal (arXiv:2410.18124)", HumanDuration(iv.availability_optimal_s),
-            Frac(iv.goodput_availability_optimal)});
+            report::FixedOrDash(iv.goodput_availability_optimal, 3)});
   t.Print(out, width);
 }
 
@@ -75,13 +65,15 @@ std::string RenderGoodputText(const GoodputReport& r, const std::vector<std::str
     files += (files.empty() ? "" : ", ") + s;
   out << report::LabelLine("events", files, width);
   out << report::LabelLine("wall", fmt::format("{} ({:.0f} s)", HumanDuration(r.wall_s), r.wall_s), width);
-  out << report::LabelLine(
-      "goodput", fmt::format("{} productive ({}), ETTR {}", HumanDuration(r.productive_s), Pct(r.ettr), Frac(r.ettr)),
-      width);
+  out << report::LabelLine("goodput",
+                           fmt::format("{} productive ({}), ETTR {}", HumanDuration(r.productive_s),
+                                       report::PercentOrDash(r.ettr), report::FixedOrDash(r.ettr, 3)),
+                           width);
   out << "\n";
   Table t({"where the time went", "time", "seconds", "share"});
   auto row = [&](const std::string& name, double s) {
-    t.AddRow({name, HumanDuration(s), report::Fixed(s, 1), Pct(r.wall_s > 0 ? s / r.wall_s : kLogNaN)});
+    t.AddRow(
+        {name, HumanDuration(s), report::Fixed(s, 1), report::PercentOrDash(r.wall_s > 0 ? s / r.wall_s : kLogNaN)});
   };
   row("productive (preserved steps)", r.productive_s);
   for (size_t c = 0; c < kNumBadputCategories; ++c)
@@ -102,10 +94,10 @@ std::string RenderGoodputText(const GoodputReport& r, const std::vector<std::str
       "checkpoints", fmt::format("{} saves, mean blocking time {}", r.checkpoints, HumanDuration(r.checkpoint_time_s)),
       width);
   if (std::isfinite(r.effective_mfu)) {
-    out << report::LabelLine(
-        "effective MFU",
-        fmt::format("{} = steady-state MFU {} x ETTR {}", Pct(r.effective_mfu), Pct(r.steady_state_mfu), Frac(r.ettr)),
-        width);
+    out << report::LabelLine("effective MFU",
+                             fmt::format("{} = steady-state MFU {} x ETTR {}", report::PercentOrDash(r.effective_mfu),
+                                         report::PercentOrDash(r.steady_state_mfu), report::FixedOrDash(r.ettr, 3)),
+                             width);
   }
   out << "\n";
   PrintIntervals(out, r.checkpoint_interval, "observed (median)", width);
@@ -135,15 +127,15 @@ std::string RenderGoodputJson(const GoodputReport& r, const std::vector<std::str
   for (size_t c = 0; c < kNumBadputCategories; ++c)
     badput[BadputCategoryId(static_cast<BadputCategory>(c))] = r.badput_s[c];
   j["badput_s"] = badput;
-  j["ettr"] = Num(r.ettr);
+  j["ettr"] = report::JsonNumber(r.ettr);
   j["attempts"] = r.attempts;
   j["interruptions"] = r.interruptions;
   j["steps"] = r.steps;
   j["wasted_steps"] = r.wasted_steps;
-  j["mtbf_s"] = Num(r.mtbf_s);
-  j["recovery_s"] = Num(r.recovery_s);
+  j["mtbf_s"] = report::JsonNumber(r.mtbf_s);
+  j["recovery_s"] = report::JsonNumber(r.recovery_s);
   j["checkpoints"] = r.checkpoints;
-  j["checkpoint_time_s"] = Num(r.checkpoint_time_s);
+  j["checkpoint_time_s"] = report::JsonNumber(r.checkpoint_time_s);
   j["checkpoint_interval"] = IntervalsJson(r.checkpoint_interval);
   const IntervalInputs& in = r.interval_inputs;
   json given = json::array();
@@ -153,12 +145,12 @@ std::string RenderGoodputJson(const GoodputReport& r, const std::vector<std::str
     given.push_back("mtbf_s");
   if (in.restart_time_given)
     given.push_back("restart_time_s");
-  j["interval_inputs"] = {{"checkpoint_time_s", Num(in.checkpoint_time_s)},
-                          {"mtbf_s", Num(in.mtbf_s)},
-                          {"restart_time_s", Num(in.restart_time_s)},
+  j["interval_inputs"] = {{"checkpoint_time_s", report::JsonNumber(in.checkpoint_time_s)},
+                          {"mtbf_s", report::JsonNumber(in.mtbf_s)},
+                          {"restart_time_s", report::JsonNumber(in.restart_time_s)},
                           {"given", given}};
-  j["steady_state_mfu"] = Num(r.steady_state_mfu);
-  j["effective_mfu"] = Num(r.effective_mfu);
+  j["steady_state_mfu"] = report::JsonNumber(r.steady_state_mfu);
+  j["effective_mfu"] = report::JsonNumber(r.effective_mfu);
   j["notes"] = report::NotesJson(r.notes);
   return report::JsonText(j);
 }
@@ -188,14 +180,14 @@ std::string RenderGoodputWhatIfJson(const GoodputWhatIf& w) {
   j["mtbf_s"] = w.request.mtbf_s;
   j["checkpoint_time_s"] = w.request.checkpoint_time_s;
   j["restart_time_s"] = w.request.restart_time_s;
-  j["young_s"] = Num(iv.young_s);
-  j["daly_s"] = Num(iv.daly_s);
-  j["availability_optimal_s"] = Num(iv.availability_optimal_s);
-  j["goodput_young"] = Num(iv.goodput_young);
-  j["goodput_daly"] = Num(iv.goodput_daly);
-  j["goodput_availability_optimal"] = Num(iv.goodput_availability_optimal);
-  j["interval_s"] = Num(iv.observed_s);
-  j["goodput_interval"] = Num(iv.goodput_observed);
+  j["young_s"] = report::JsonNumber(iv.young_s);
+  j["daly_s"] = report::JsonNumber(iv.daly_s);
+  j["availability_optimal_s"] = report::JsonNumber(iv.availability_optimal_s);
+  j["goodput_young"] = report::JsonNumber(iv.goodput_young);
+  j["goodput_daly"] = report::JsonNumber(iv.goodput_daly);
+  j["goodput_availability_optimal"] = report::JsonNumber(iv.goodput_availability_optimal);
+  j["interval_s"] = report::JsonNumber(iv.observed_s);
+  j["goodput_interval"] = report::JsonNumber(iv.goodput_observed);
   j["notes"] = report::NotesJson(w.notes);
   return report::JsonText(j);
 }

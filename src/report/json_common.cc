@@ -77,6 +77,10 @@ void PrintNotes(std::ostream& out, const std::vector<Note>& notes, int width) {
   }
 }
 
+nlohmann::json JsonNumber(double value) {
+  return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
 int64_t JsonInt(double value) {
   return std::isfinite(value) ? std::llround(value) : 0;
 }

@@ -42,6 +42,8 @@ nlohmann::json WaterfallJson(const Waterfall& w);
 nlohmann::json UtilizationJson(const Utilization& u);
 // A byte or count as a JSON integer (rounded; doubles print as 1.0e10).
 int64_t JsonInt(double value);
+// `value`, or null when it is not finite (JSON has no NaN or infinity).
+nlohmann::json JsonNumber(double value);
 nlohmann::json ParamsJson(const ParamCounts& params);
 // "notes": [{"kind": "assumption"|"warning", "code", "message"}] (always an
 // array, empty when there are none).

@@ -24,17 +24,8 @@ namespace {
 
 using nlohmann::json;
 
-json Num(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
-}
 json Int(int64_t v, int64_t none) {
   return v == none ? json(nullptr) : json(v);
-}
-std::string Pct(double fraction) {
-  return std::isfinite(fraction) ? report::Percent(fraction) : "-";
-}
-std::string Fix(double v, int decimals) {
-  return std::isfinite(v) ? report::Fixed(v, decimals) : "-";
 }
 std::string Count(double v) {
   return std::isfinite(v) ? base::FormatThousands(std::round(v)) : "-";
@@ -105,9 +96,10 @@ void PrintSteady(std::ostream& out, const LogAnalysis& a, int width) {
       "steady",
       fmt::format("steps {}-{} ({} line{}): MFU {} ({}), megatron {}, HFU {}; {} tokens/s per GPU, {} TFLOP/s per "
                   "GPU; logged MFU {}, logged {} TFLOP/s",
-                  s.first_step, s.last_step, s.step_lines, s.step_lines == 1 ? "" : "s", Pct(s.mfu),
-                  ConventionName(a.convention), Pct(s.mfu_megatron), Pct(s.hfu), Count(s.tokens_per_s_per_gpu),
-                  Fix(s.tflops_per_gpu, 1), Pct(s.logged_mfu), Fix(s.logged_tflops_per_gpu, 1)),
+                  s.first_step, s.last_step, s.step_lines, s.step_lines == 1 ? "" : "s", report::PercentOrDash(s.mfu),
+                  ConventionName(a.convention), report::PercentOrDash(s.mfu_megatron), report::PercentOrDash(s.hfu),
+                  Count(s.tokens_per_s_per_gpu), report::FixedOrDash(s.tflops_per_gpu, 1),
+                  report::PercentOrDash(s.logged_mfu), report::FixedOrDash(s.logged_tflops_per_gpu, 1)),
       width);
 }
 
@@ -156,8 +148,11 @@ void PrintSteps(std::ostream& out, const LogAnalysis& a, const TextOptions& text
   for (size_t i : rows) {
     const LogStep& s = steps[i];
     t.AddRow({std::to_string(s.step) + (s.validation ? " eval" : ""), std::to_string(s.line), std::to_string(s.attempt),
-              Fix(s.step_time_s, 3), Count(s.tokens_per_s_per_gpu), Fix(s.tflops_per_gpu, 1), Pct(s.mfu),
-              Pct(s.mfu_megatron), Pct(s.hfu), Fix(s.logged_tflops_per_gpu, 1), Pct(s.logged_mfu), Fix(s.loss, 4)});
+              report::FixedOrDash(s.step_time_s, 3), Count(s.tokens_per_s_per_gpu),
+              report::FixedOrDash(s.tflops_per_gpu, 1), report::PercentOrDash(s.mfu),
+              report::PercentOrDash(s.mfu_megatron), report::PercentOrDash(s.hfu),
+              report::FixedOrDash(s.logged_tflops_per_gpu, 1), report::PercentOrDash(s.logged_mfu),
+              report::FixedOrDash(s.loss, 4)});
   }
   t.Print(out, width);
 }
@@ -166,14 +161,14 @@ json SteadyJson(const LogSteadyState& s) {
   return {{"first_step", Int(s.first_step, -1)},
           {"last_step", Int(s.last_step, -1)},
           {"step_lines", s.step_lines},
-          {"mfu", Num(s.mfu)},
-          {"mfu_megatron", Num(s.mfu_megatron)},
-          {"hfu", Num(s.hfu)},
-          {"logged_mfu", Num(s.logged_mfu)},
-          {"tokens_per_s_per_gpu", Num(s.tokens_per_s_per_gpu)},
-          {"step_time_s", Num(s.step_time_s)},
-          {"tflops_per_gpu", Num(s.tflops_per_gpu)},
-          {"logged_tflops_per_gpu", Num(s.logged_tflops_per_gpu)}};
+          {"mfu", report::JsonNumber(s.mfu)},
+          {"mfu_megatron", report::JsonNumber(s.mfu_megatron)},
+          {"hfu", report::JsonNumber(s.hfu)},
+          {"logged_mfu", report::JsonNumber(s.logged_mfu)},
+          {"tokens_per_s_per_gpu", report::JsonNumber(s.tokens_per_s_per_gpu)},
+          {"step_time_s", report::JsonNumber(s.step_time_s)},
+          {"tflops_per_gpu", report::JsonNumber(s.tflops_per_gpu)},
+          {"logged_tflops_per_gpu", report::JsonNumber(s.logged_tflops_per_gpu)}};
 }
 
 json Source(const std::string& s) {
@@ -234,7 +229,7 @@ class StreamBuffer {
 // A double exactly as nlohmann::json dumps one (its to_chars: shortest
 // round-trip digits, "1024.0" for integral values, "1e-05"), so that the
 // streamed steps read byte for byte as the document the DOM printed;
-// null when not finite, as Num() gives.
+// null when not finite, as report::JsonNumber() gives.
 void AppendNumber(StreamBuffer& b, double v) {
   if (!std::isfinite(v)) {
     b.Append("null");

@@ -161,7 +161,7 @@ std::string RenderPlanJson(const ResolvedTraining& s, const PlanStudy& study) {
   j["top"] = TopJson(study);
   if (study.goodput) {
     const GoodputWhatIf& g = *study.goodput;
-    auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+    const auto num = report::JsonNumber;
     j["goodput"] = {{"mtbf_s", g.request.mtbf_s},
                     {"checkpoint_time_s", g.request.checkpoint_time_s},
                     {"restart_time_s", g.request.restart_time_s},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <ostream>
 
@@ -180,6 +181,14 @@ std::string Fixed(double value, int decimals) {
 
 std::string Percent(double fraction, int decimals) {
   return Fixed(fraction * 100, decimals) + "%";
+}
+
+std::string FixedOrDash(double value, int decimals) {
+  return std::isfinite(value) ? Fixed(value, decimals) : "-";
+}
+
+std::string PercentOrDash(double fraction, int decimals) {
+  return std::isfinite(fraction) ? Percent(fraction, decimals) : "-";
 }
 
 std::string Sci(double value, int digits) {

@@ -42,7 +42,10 @@ std::string LabelLine(const std::string& label, const std::string& text, int wid
 // Fixed-precision helpers so output is deterministic.
 std::string Fixed(double value, int decimals);
 std::string Percent(double fraction, int decimals = 1);  // 0.3374 -> "33.7%"
-std::string Sci(double value, int digits = 4);           // 5.791e+10
-std::string Bytes(double bytes);                         // 1.50 GiB
+// The same, or "-" for a value that is not finite (not measured, no peak).
+std::string FixedOrDash(double value, int decimals);
+std::string PercentOrDash(double fraction, int decimals = 1);
+std::string Sci(double value, int digits = 4);  // 5.791e+10
+std::string Bytes(double bytes);                // 1.50 GiB
 
 }  // namespace mfu::report

@@ -15,11 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-// JSON has no NaN: absent values are null.
-json Num(double v) {
-  return std::isfinite(v) ? json(v) : json(nullptr);
-}
-
 json TemporalJson(const TemporalBreakdown& t) {
   return {{"gpu_start_ns", t.gpu_start_ns},
           {"gpu_end_ns", t.gpu_end_ns},
@@ -50,8 +45,13 @@ json KernelTypesJson(const KernelTypeBreakdown& k) {
 }
 
 json KernelStatsJson(const KernelStats& s) {
-  return {{"name", s.name},     {"count", s.count},   {"total_ns", s.total_ns}, {"mean_ns", Num(s.mean_ns)},
-          {"min_ns", s.min_ns}, {"max_ns", s.max_ns}, {"std_ns", Num(s.std_ns)}};
+  return {{"name", s.name},
+          {"count", s.count},
+          {"total_ns", s.total_ns},
+          {"mean_ns", report::JsonNumber(s.mean_ns)},
+          {"min_ns", s.min_ns},
+          {"max_ns", s.max_ns},
+          {"std_ns", report::JsonNumber(s.std_ns)}};
 }
 
 json ClassesJson(const WindowBreakdown& w) {
@@ -98,11 +98,11 @@ json TopKernelsJson(const WindowBreakdown& w) {
 json LaunchesJson(const LaunchStats& l) {
   return {{"count", l.launches},
           {"short_kernels", l.short_kernels},
-          {"launch_delay_median_ns", Num(l.launch_delay_median_ns)},
-          {"launch_delay_p95_ns", Num(l.launch_delay_p95_ns)},
-          {"launch_delay_mean_ns", Num(l.launch_delay_mean_ns)},
-          {"cpu_duration_median_ns", Num(l.cpu_duration_median_ns)},
-          {"gpu_duration_median_ns", Num(l.gpu_duration_median_ns)}};
+          {"launch_delay_median_ns", report::JsonNumber(l.launch_delay_median_ns)},
+          {"launch_delay_p95_ns", report::JsonNumber(l.launch_delay_p95_ns)},
+          {"launch_delay_mean_ns", report::JsonNumber(l.launch_delay_mean_ns)},
+          {"cpu_duration_median_ns", report::JsonNumber(l.cpu_duration_median_ns)},
+          {"gpu_duration_median_ns", report::JsonNumber(l.gpu_duration_median_ns)}};
 }
 
 json BreakdownJson(const WindowBreakdown& w) {
@@ -110,7 +110,7 @@ json BreakdownJson(const WindowBreakdown& w) {
   j["window"] = w.window.name;
   j["variant"] = BreakdownVariantName(w.variant);
   j["temporal"] = TemporalJson(w.temporal);
-  j["overlap_pct"] = Num(w.overlap.overlap_pct);
+  j["overlap_pct"] = report::JsonNumber(w.overlap.overlap_pct);
   j["kernel_types_ns"] = KernelTypesJson(w.kernel_types);
   j["classes"] = ClassesJson(w);
   j["idle_breakdown"] = IdleJson(w);
