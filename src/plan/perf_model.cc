@@ -310,6 +310,16 @@ double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtyp
   return GemmTime(2 * m * n * k, m, n, k, peak, gpu.memory_bw_tbps * 1e12 * e.vector_bw_fraction, e, run_as);
 }
 
+double GroupedGemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k,
+                          bool wgrad) {
+  const bool has_peak = gpu.peak_flops(dtype) > 0;
+  const DType run_as = has_peak ? dtype : DType::kBf16;
+  const double peak = ComputePeakFlops(gpu, dtype) * (wgrad ? e.grouped_wgrad_fraction : e.grouped_gemm_fraction);
+  if (!(peak > 0) || m <= 0 || n <= 0 || k <= 0)
+    return 0;
+  return GemmTime(2 * m * n * k, m, n, k, peak, gpu.memory_bw_tbps * 1e12 * e.vector_bw_fraction, e, run_as);
+}
+
 double AttentionEfficiency(const EfficiencyParams& e, AttentionKernel kernel, bool backward, double seq_kv, bool causal,
                            double head_dim) {
   if (kernel == AttentionKernel::kUnfused || !(seq_kv > 0) || !(head_dim > 0))
