@@ -55,6 +55,17 @@ struct EfficiencyParams {
   // GEMM and attention rates (GemmSeconds and AttentionSeconds, what the
   // kernel figures check, keep the kernels' own clock).
   double sustained_clock_fraction = 1;
+  // MoE expert GEMMs (not fitted; kernel figures): a grouped GEMM's rate /
+  // the dense curve's at the same per-expert shape (GemmEfficiency with m =
+  // tokens per expert), for the m-grouped forward and data gradient and for
+  // the k-grouped weight gradient (inner dim = tokens per expert). 1 for a
+  // family without grouped-GEMM figures (unvalidated).
+  double grouped_gemm_fraction = 1;
+  double grouped_wgrad_fraction = 1;
+  // An all-to-all whose group spans scale-up domains: the per-GPU NIC rate
+  // it achieves on the bytes that leave the domain / the NIC's bandwidth
+  // (Fabric::AllToAllLink; nccl-tests' 32-GPU all-to-all over 4 DGX nodes).
+  double alltoall_nic_ratio = 0.743;
   std::string source;
   // What the family's predictions were checked against
   // (data/efficiency/validation.csv): "validated" (measured end-to-end runs),

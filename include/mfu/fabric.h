@@ -49,7 +49,10 @@ class Fabric {
     return !Spans(members, stride) || out_.bandwidth_bytes_per_s > 0;
   }
   // An all-to-all sends (n - local) / n of its bytes off the domain, each GPU
-  // over its own NIC, the rest over NVLink.
+  // over its own NIC at alltoall_nic_ratio of its bandwidth, the rest over
+  // NVLink: bus bandwidth min(NIC x ratio x (n - 1) / (n - local), scale-up)
+  // for a group that spans domains, Link() otherwise. The one rule for
+  // training's and inference's expert all-to-all and the kernel figures.
   LinkSpec AllToAllLink(double members, double stride) const;
 
   const LinkSpec& scale_up() const { return up_; }
@@ -61,6 +64,7 @@ class Fabric {
   double domain_ = kLoneDomainGpus;
   LinkSpec up_;
   LinkSpec out_;
+  double alltoall_nic_bw_ = 0;  // NIC bandwidth x alltoall_nic_ratio, bytes/s
 };
 
 }  // namespace mfu

@@ -51,6 +51,10 @@ struct KernelFigure {
   // one kernel each; a grouped GEMM runs `groups` of them in one kernel.
   std::vector<std::array<double, 3>> gemms;
   double groups = 1;
+  // grouped_gemm: per GEMM of `gemms`, whether it is a k-grouped weight
+  // gradient (the `pass` column: fwd, wgrad, or fwd_bwd for a forward,
+  // data-gradient, weight-gradient triple); empty: none.
+  std::vector<bool> wgrad;
   // attention: keys per query, head dim, causal mask, pass, kernel; with
   // `full_causal_flops` the source counted the whole causal matrix (the
   // model and FlashAttention count half of it).
@@ -97,13 +101,14 @@ StatusOr<std::vector<KernelFigure>> ReadKernelFigures(const FileSystem& fs, cons
 
 // The model's value of `figure`, in the figure's unit, on `gpu` with the
 // family parameters `e`; `cluster` (may be null) supplies scale-out NIC
-// bandwidth and link latencies. GEMMs are GemmSeconds per GEMM (times
-// `groups`) plus e.kernel_overhead_us per kernel; attention is the
+// bandwidth and link latencies. GEMMs are GemmSeconds per GEMM (grouped:
+// GroupedGemmSeconds times `groups`) plus e.kernel_overhead_us per kernel; attention is the
 // AttentionSeconds rate (fwd_bwd: 3.5 F over the forward's F plus the
 // backward's 2.5 F); collectives are CollectiveSeconds on NVLink at
 // scaleup_bw_fraction or across domains (all-reduce: min(GPUs per domain x
 // NIC x scaleout_bw_fraction, NVLink x scaleup_bw_fraction), as the
-// training model's groups; all-to-all: the NIC x scaleout_bw_fraction);
+// training model's groups; all-to-all: Fabric::AllToAllLink, NIC x
+// alltoall_nic_ratio x (n - 1) / (n - local));
 // memory kernels stream at vector_bw_fraction of HBM (plus the kernel
 // overhead when `bytes` is known). kInvalidArgument when the figure needs
 // a cluster and has none, or the model gives no time (no peak, no link).

@@ -22,6 +22,11 @@ namespace mfu {
 // FP8/FP4 operands are 1 / 0.5 bytes; the peak is the dtype's (16-bit where
 // the device has none) times the part's power-cap clock fraction.
 double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k);
+// One GEMM of a grouped (MoE expert) kernel, m x n x k per group: GemmSeconds
+// with the compute rate scaled by grouped_gemm_fraction, or by
+// grouped_wgrad_fraction for a k-grouped weight gradient (`wgrad`).
+double GroupedGemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k,
+                          bool wgrad);
 // The large-GEMM fraction of `dtype`'s dense peak: fp8_matmul_peak_fraction,
 // fp4_matmul_peak_fraction, else matmul_peak_fraction.
 double MatmulPeakFraction(const EfficiencyParams& e, DType dtype);

@@ -213,6 +213,13 @@ LinkSpec ScaleUpLink(const InferenceSetup& s) {
   return Fabric::Of(*s.gpu, s.cluster, s.efficiency).scale_up();
 }
 
+// The expert-parallel group's all-to-all: the ep GPUs of one replica,
+// adjacent (Fabric::AllToAllLink, the rule training and the kernel figures
+// use; the scale-up link while ep fits one domain).
+LinkSpec ExpertLink(const InferenceSetup& s) {
+  return Fabric::Of(*s.gpu, s.cluster, s.efficiency).AllToAllLink(static_cast<double>(s.ep), 1);
+}
+
 // Communication of one layer for `rows` tokens, not overlapped: two
 // tensor-parallel all-reduces of the hidden state; with expert parallelism
 // the dispatch and combine of each token's hidden state to its top-k.
@@ -223,7 +230,7 @@ double LayerCommSeconds(const InferenceSetup& s, const LinkSpec& link, double ro
       s.tp > 1 ? 2 * CollectiveSeconds(CollectiveKind::kAllReduce, static_cast<double>(s.tp), rows * h * 2, link) : 0;
   if (m.is_moe() && s.ep > 1) {
     const double a2a = rows * static_cast<double>(m.moe.top_k) * h * kActivationBytes;
-    comm += 2 * moe_share * CollectiveSeconds(CollectiveKind::kAllToAll, static_cast<double>(s.ep), a2a, link);
+    comm += 2 * moe_share * CollectiveSeconds(CollectiveKind::kAllToAll, static_cast<double>(s.ep), a2a, ExpertLink(s));
   }
   return comm;
 }
@@ -292,8 +299,11 @@ StepCost InferenceModel::Step(const std::vector<Segment>& segments) const {
     expert_bytes = touched * expert_params_each_ / expert_shard * wbytes;
     const double rows_per_expert =
         std::max(1.0, rows * static_cast<double>(m.moe.top_k) / static_cast<double>(m.moe.num_experts));
-    parts.Add(gemm_compute(expert_flops, rows_per_expert, static_cast<double>(m.moe.expert_ffn), h),
-              expert_bytes / hbm_, expert_flops / ideal);
+    // A grouped GEMM: grouped_gemm_fraction of the dense rate at the
+    // per-expert shape.
+    parts.Add(
+        gemm_compute(expert_flops, rows_per_expert, static_cast<double>(m.moe.expert_ffn), h) / e.grouped_gemm_fraction,
+        expert_bytes / hbm_, expert_flops / ideal);
   }
   // Attention, 16-bit, one kernel per segment. Prefill: the framework's
   // flash kernel, causal over the cached keys and the new ones (2p + n as

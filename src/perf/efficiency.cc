@@ -82,6 +82,10 @@ const base::TableSchema<EfficiencyParams>& FamilySchema() {
       s.columns.push_back(Param(info.name, info.field, info.min, info.max));
     s.columns.push_back(Param("memory_reserved_gib", &EfficiencyParams::memory_reserved_gib, 0, 1024).Unit("GiB"));
     s.columns.push_back(Param("sustained_clock_fraction", &EfficiencyParams::sustained_clock_fraction, 0.3, 1));
+    // Kernel-figure values, not fitted (no calibration run is MoE).
+    s.columns.push_back(Param("grouped_gemm_fraction", &EfficiencyParams::grouped_gemm_fraction, 0.05, 1));
+    s.columns.push_back(Param("grouped_wgrad_fraction", &EfficiencyParams::grouped_wgrad_fraction, 0.05, 1));
+    s.columns.push_back(Param("alltoall_nic_ratio", &EfficiencyParams::alltoall_nic_ratio, 0.05, 1));
     s.columns.push_back(base::TextColumn("source", &EfficiencyParams::source).Quoted());
     return s;
   }();

@@ -14,6 +14,7 @@ Fabric Fabric::Of(const Cluster& cluster, const EfficiencyParams& e) {
   f.domain_ = static_cast<double>(cluster.nvlink_domain_gpus);
   f.up_ = {cluster.scaleup_bw_bytes_per_s * e.scaleup_bw_fraction, cluster.scaleup_latency_s};
   f.out_ = {cluster.scaleout_bw_bytes_per_s * e.scaleout_bw_fraction, cluster.scaleout_latency_s};
+  f.alltoall_nic_bw_ = cluster.scaleout_bw_bytes_per_s * e.alltoall_nic_ratio;
   return f;
 }
 
@@ -30,8 +31,8 @@ LinkSpec Fabric::AllToAllLink(double members, double stride) const {
   LinkSpec l = Link(members, stride);
   if (Spans(members, stride) && out_.bandwidth_bytes_per_s > 0) {
     const double local = std::clamp(std::floor(domain_ / stride), 1.0, members);
-    l.bandwidth_bytes_per_s = std::min(out_.bandwidth_bytes_per_s * (members - 1) / std::max(members - local, 1.0),
-                                       up_.bandwidth_bytes_per_s);
+    l.bandwidth_bytes_per_s =
+        std::min(alltoall_nic_bw_ * (members - 1) / std::max(members - local, 1.0), up_.bandwidth_bytes_per_s);
   }
   return l;
 }

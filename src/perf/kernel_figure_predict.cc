@@ -31,12 +31,16 @@ double InUnit(FigureUnit unit, double work, double seconds) {
   return 0;
 }
 
-// Each GEMM one kernel: GemmSeconds (x groups in a grouped kernel) plus
-// the per-kernel overhead. TB/s figures are weight bytes streamed.
+// Each GEMM one kernel: GemmSeconds (x groups in a grouped kernel, at the
+// family's grouped-GEMM or weight-gradient fraction: GroupedGemmSeconds)
+// plus the per-kernel overhead. TB/s figures are weight bytes streamed.
 StatusOr<double> PredictGemm(const KernelFigure& f, const Accelerator& gpu, const EfficiencyParams& e) {
   double seconds = 0, flops = 0, weight_bytes = 0;
-  for (const auto& [m, n, k] : f.gemms) {
-    const double s = GemmSeconds(gpu, e, f.dtype, m, n, k);
+  for (size_t i = 0; i < f.gemms.size(); ++i) {
+    const auto& [m, n, k] = f.gemms[i];
+    const double s = f.kind == KernelFigureKind::kGroupedGemm
+                         ? GroupedGemmSeconds(gpu, e, f.dtype, m, n, k, i < f.wgrad.size() && f.wgrad[i])
+                         : GemmSeconds(gpu, e, f.dtype, m, n, k);
     if (!(s > 0))
       return InvalidArgumentError(std::string("no GEMM time: ") + gpu.id + " has no " + DTypeName(f.dtype) +
                                   " or 16-bit peak");
@@ -69,10 +73,10 @@ StatusOr<double> PredictAttention(const KernelFigure& f, const Accelerator& gpu,
   return InUnit(f.unit, flops, seconds);
 }
 
-// NVLink at scaleup_bw_fraction; across scale-up domains an all-reduce's
-// ring runs the training model's rule for groups that span domains
-// (Fabric::Link over domains of ranks / nodes GPUs) and an all-to-all is
-// NIC-bound.
+// NVLink at scaleup_bw_fraction; across scale-up domains the training
+// model's rules for groups that span domains (over domains of ranks /
+// nodes GPUs): an all-reduce's ring Fabric::Link, an all-to-all
+// Fabric::AllToAllLink (NIC-bound at alltoall_nic_ratio).
 StatusOr<LinkSpec> FigureLink(const KernelFigure& f, const Accelerator& gpu, const Cluster* cluster,
                               const EfficiencyParams& e) {
   if (!(gpu.scaleup_bw_per_direction_gbs * 1e9 * e.scaleup_bw_fraction > 0))
@@ -91,7 +95,7 @@ StatusOr<LinkSpec> FigureLink(const KernelFigure& f, const Accelerator& gpu, con
   nodes.nvlink_domain_gpus = static_cast<int>(std::max(1.0, std::floor(f.ranks / f.nodes)));
   const Fabric fabric = Fabric::Of(gpu, &nodes, e);
   if (f.kind == KernelFigureKind::kAllToAll)
-    return fabric.scale_out();
+    return fabric.AllToAllLink(f.ranks, 1);
   return fabric.Link(f.ranks, 1);
 }
 

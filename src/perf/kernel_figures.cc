@@ -121,6 +121,19 @@ Status ParseGemmShapes(const Row& row, KernelFigure& f) {
     f.gemms.push_back({m[i], n[i], k[i]});
   if (f.kind == KernelFigureKind::kGroupedGemm) {
     MFU_ASSIGN_OR_RETURN(f.groups, row.Number("groups", true));
+    // Which GEMMs are k-grouped weight gradients: none (`fwd`, forward or
+    // data gradient, m-grouped), all (`wgrad`), or the last of a forward,
+    // data-gradient, weight-gradient triple (`fwd_bwd`).
+    const std::string pass = base::ToLower(row.Text("pass"));
+    if (pass == "wgrad") {
+      f.wgrad.assign(count, true);
+    } else if (pass == "fwd_bwd") {
+      if (count != 3)
+        return row.Error("pass", "fwd_bwd needs 3 GEMMs (forward, data gradient, weight gradient)");
+      f.wgrad = {false, false, true};
+    } else if (!pass.empty() && pass != "fwd") {
+      return row.Error("pass", "'" + pass + "' is not one of fwd, wgrad, fwd_bwd");
+    }
   }
   return Status::Ok();
 }

@@ -60,18 +60,30 @@ TEST_F(ShippedFiguresTest, EveryFigureIsPredictedAndCited) {
 }
 
 // The issue's goal: median |error| <= 15% for each family and kind with
-// figures, for the kernel-grounded values. Two cells miss it, each for a
-// reason the kernel-grounded columns cannot fix (docs/plan.md, "Kernel-level
-// validation"): Blackwell grouped GEMMs, whose
-// torch._grouped_mm weight gradients run at 0.4-0.6x the dense curve (the
-// model has no grouped-GEMM efficiency). CDNA4 memory, whose two figures (a
-// read-only kernel at 86%, an MX quantization kernel at 56% of HBM) no
-// single fraction brings within 15% of both. The default family's V100
-// figures are reported only.
+// figures, for the kernel-grounded values. One cell misses it for a reason
+// the kernel-grounded columns cannot fix (docs/plan.md, "Kernel-level
+// validation"): CDNA4 memory, whose two figures (a read-only kernel at 86%,
+// an MX quantization kernel at 56% of HBM) no single fraction brings within
+// 15% of both. The default family's V100 figures are reported only.
+//
+// Grouped GEMMs have tighter bounds: with grouped_gemm_fraction and
+// grouped_wgrad_fraction (Hopper 1 / 0.355, Blackwell 0.88 / 0.70, from
+// these figures) the medians fell from 4.3% to 3.3% (Hopper, max 181.9% ->
+// 8.3%) and from 27.9% to 0.5% (Blackwell, max 117.4% -> 76.3%); the
+// bounds are those measured values plus a margin (median +2 points, max
+// +2-4 points). Blackwell's max is the BF16 torch._grouped_mm fwd+bwd
+// figure, at 0.46 of the dense curve where the MXFP8 kernels that set the
+// fractions run at 0.70-0.89 (one figure: no per-dtype fraction).
 TEST_F(ShippedFiguresTest, MedianErrorPerFamilyAndKind) {
-  const std::map<std::pair<std::string, std::string>, double> exceptions = {
-      {{"blackwell", "grouped_gemm"}, 0.29},
+  using Cell = std::pair<std::string, std::string>;
+  const std::map<Cell, double> median_bounds = {
       {{"cdna4", "memory"}, 0.28},
+      {{"hopper", "grouped_gemm"}, 0.05},
+      {{"blackwell", "grouped_gemm"}, 0.03},
+  };
+  const std::map<Cell, double> max_bounds = {
+      {{"hopper", "grouped_gemm"}, 0.10},
+      {{"blackwell", "grouped_gemm"}, 0.80},
   };
   for (const FigureGroupStats& g : validation_.groups) {
     const std::string kind = KernelFigureKindName(g.kind);
@@ -79,8 +91,11 @@ TEST_F(ShippedFiguresTest, MedianErrorPerFamilyAndKind) {
                 100 * g.median_abs_error, 100 * g.max_abs_error);
     if (g.family == "default")
       continue;
-    auto it = exceptions.find({g.family, kind});
-    EXPECT_LE(g.median_abs_error, it == exceptions.end() ? 0.15 : it->second) << g.family << " " << kind;
+    auto it = median_bounds.find({g.family, kind});
+    EXPECT_LE(g.median_abs_error, it == median_bounds.end() ? 0.15 : it->second) << g.family << " " << kind;
+    if (auto max = max_bounds.find({g.family, kind}); max != max_bounds.end()) {
+      EXPECT_LE(g.max_abs_error, max->second) << g.family << " " << kind;
+    }
   }
 }
 
@@ -122,6 +137,9 @@ class HandComputedTest : public ::testing::Test {
     e_.attention_fa2_ratio = 0.5;
     e_.scaleup_bw_fraction = 0.75;  // 300 GB/s
     e_.scaleout_bw_fraction = 0.5;
+    e_.alltoall_nic_ratio = 0.6;
+    e_.grouped_gemm_fraction = 0.5;
+    e_.grouped_wgrad_fraction = 0.25;
     cluster_.scaleout_bw_bytes_per_s = 50e9;  // 25 GB/s at the fraction
     cluster_.scaleout_latency_s = 5e-6;
     cluster_.scaleup_latency_s = 3e-6;
@@ -159,9 +177,21 @@ TEST_F(HandComputedTest, Gemm) {
 }
 
 TEST_F(HandComputedTest, GroupedGemm) {
-  // 4 groups of the 1000^3 GEMM in one kernel: 4 x 6 us + 10 us = 34 us.
+  // 4 groups of the 1000^3 GEMM in one kernel: compute 2 GFLOP at 0.5 x
+  // 800 TF = 5 us is below the 6 us of operand traffic: 4 x 6 us + 10 us =
+  // 34 us.
   EXPECT_NEAR(Predict("g,grouped_gemm,x,bf16,1000,1000,1000,4,,,,,,,,,,,,,1,tflops,yes,2,s,,"), 8e9 / 34e-6 / 1e12,
               1e-9);
+  // fp8 8192^3, 2 groups: compute-bound at 0.5 (grouped) x 0.5 (fp8) x
+  // 2000 TF = 500 TF forward, 0.25 x 0.5 x 2000 = 250 TF weight gradient.
+  const double flops = 2.0 * 8192 * 8192 * 8192;
+  EXPECT_NEAR(Predict("g,grouped_gemm,x,fp8,8192,8192,8192,2,,,,fwd,,,,,,,,,1,tflops,yes,2,s,,"),
+              2 * flops / (2 * flops / 500e12 + 10e-6) / 1e12, 1e-9);
+  EXPECT_NEAR(Predict("g,grouped_gemm,x,fp8,8192,8192,8192,2,,,,wgrad,,,,,,,,,1,tflops,yes,2,s,,"),
+              2 * flops / (2 * flops / 250e12 + 10e-6) / 1e12, 1e-9);
+  // Forward, data gradient, weight gradient: 3 kernels.
+  EXPECT_NEAR(Predict("g,grouped_gemm,x,fp8,8192;8192;8192,8192,8192,2,,,,fwd_bwd,,,,,,,,,1,tflops,yes,2,s,,"),
+              6 * flops / (2 * 2 * flops / 500e12 + 2 * flops / 250e12 + 30e-6) / 1e12, 1e-9);
 }
 
 TEST_F(HandComputedTest, Attention) {
@@ -192,8 +222,11 @@ TEST_F(HandComputedTest, AllReduce) {
 }
 
 TEST_F(HandComputedTest, AllToAll) {
-  // Across domains: NIC-bound, 25 GB/s of bus bandwidth.
-  EXPECT_NEAR(Predict("t,alltoall,x,,,,,,,,,,,busbw,32,4,scaleout,c,,,1,gbs,yes,2,s,,"), 25, 0.001);
+  // Across 4 domains of 8: NIC-bound, 24 of 32 ranks' bytes leave the
+  // domain at 0.6 x 50 GB/s: bus bandwidth 30 x 31 / 24 = 38.75 GB/s.
+  EXPECT_NEAR(Predict("t,alltoall,x,,,,,,,,,,,busbw,32,4,scaleout,c,,,1,gbs,yes,2,s,,"), 38.75, 0.001);
+  // 16 ranks in 2 domains: 30 x 15 / 8 = 56.25 GB/s.
+  EXPECT_NEAR(Predict("t,alltoall,x,,,,,,,,,,,busbw,16,2,scaleout,c,,,1,gbs,yes,2,s,,"), 56.25, 0.001);
   // algbw within NVLink: 300 x 8 / 7.
   EXPECT_NEAR(Predict("t,alltoall,x,,,,,,,,,,,algbw,8,1,nvlink,,,,1,gbs,yes,2,s,,"), 300.0 * 8 / 7, 0.01);
 }
@@ -223,6 +256,10 @@ TEST(KernelFigures, ParseErrorsNameFileLineAndColumn) {
             "f.csv:2: column 'm': has 2 values where another dimension has 3");
   EXPECT_EQ(error("g,grouped_gemm,h100,bf16,1,2,3,,,,,,,,,,,,,,1,tflops,yes,2,s,,\n"),
             "f.csv:2: column 'groups': needed for this kind");
+  EXPECT_EQ(error("g,grouped_gemm,h100,bf16,1,2,3,4,,,,bwd,,,,,,,,,1,tflops,yes,2,s,,\n"),
+            "f.csv:2: column 'pass': 'bwd' is not one of fwd, wgrad, fwd_bwd");
+  EXPECT_EQ(error("g,grouped_gemm,h100,bf16,1,2,3,4,,,,fwd_bwd,,,,,,,,,1,tflops,yes,2,s,,\n"),
+            "f.csv:2: column 'pass': fwd_bwd needs 3 GEMMs (forward, data gradient, weight gradient)");
   EXPECT_EQ(error("a,attention,h100,bf16,,,,,512,128,maybe,fwd,best,half,,,,,,,1,tflops,yes,2,s,,\n"),
             "f.csv:2: column 'causal': 'maybe' is not one of yes, no");
   EXPECT_EQ(error("r,allreduce,h100,,,,,,,,,,,busbw,8,1,nvlink,,,,1,tflops,yes,2,s,,\n"),

@@ -36,13 +36,28 @@ double ComputePeakFlops(const Accelerator& gpu, DType dtype) {
   return peak > 0 ? peak * clock : 0;
 }
 
-double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k) {
+namespace {
+
+// GemmSeconds at `rate` x the dtype's peak (grouped kernels run below it).
+double ScaledGemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k,
+                         double rate) {
   const bool has_peak = gpu.peak_flops(dtype) > 0;
   const DType run_as = has_peak ? dtype : DType::kBf16;
-  const double peak = ComputePeakFlops(gpu, dtype);
+  const double peak = ComputePeakFlops(gpu, dtype) * rate;
   if (!(peak > 0) || m <= 0 || n <= 0 || k <= 0)
     return 0;
   return GemmTime(2 * m * n * k, m, n, k, peak, gpu.memory_bw_tbps * 1e12 * e.vector_bw_fraction, e, run_as);
+}
+
+}  // namespace
+
+double GemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k) {
+  return ScaledGemmSeconds(gpu, e, dtype, m, n, k, 1);
+}
+
+double GroupedGemmSeconds(const Accelerator& gpu, const EfficiencyParams& e, DType dtype, double m, double n, double k,
+                          bool wgrad) {
+  return ScaledGemmSeconds(gpu, e, dtype, m, n, k, wgrad ? e.grouped_wgrad_fraction : e.grouped_gemm_fraction);
 }
 
 double AttentionEfficiency(const EfficiencyParams& e, AttentionKernel kernel, bool backward, double seq_kv, bool causal,

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -226,6 +227,57 @@ TEST(Mechanisms, ExpertDataParallelGroupUsesOneNicPerNode) {
   const double eight_nics = std::min(8 * one_nic, cl.scaleup_bw_bytes_per_s * e.scaleup_bw_fraction);
   const double dense_time = 2 * (63.0 / 64 * dense_params * 2 / eight_nics + 63 * cl.scaleout_latency_s);
   EXPECT_NEAR(p.breakdown.dp_comm_s, expert_time + dense_time, 0.02 * (expert_time + dense_time));
+}
+
+// Grouped-GEMM efficiency (grouped_gemm_fraction, grouped_wgrad_fraction):
+// the expert FFN's forward and data gradient run at the first fraction of
+// the dense curve, its weight gradient at the second. With compute-bound
+// expert GEMMs (4096 rows per expert) the expert share E of the three
+// passes' matrix time scales as 1/fraction each: halving both adds 3E,
+// halving only the weight gradient adds E, one third of that.
+TEST(Mechanisms, GroupedWeightGradientSlowsOneOfThreeExpertGemms) {
+  const ModelSpec m = GenericMoe(2, 2048, 16, 64, 8, 1024, 32000);
+  EfficiencyParams e = TestEfficiency();
+  auto matrix = [&](double fwd, double wgrad) {
+    e.grouped_gemm_fraction = fwd;
+    e.grouped_wgrad_fraction = wgrad;
+    const PerfModel pm = MakeWith(m, 4096, 8, nullptr, e, Framework("megatron-core"));
+    TrainingConfig c = Layout(1, 1, 1, 8);
+    c.ep = 8;
+    const Prediction p = pm.Evaluate(c);
+    EXPECT_EQ(p.issue, ConfigIssue::kOk);
+    return p.breakdown.matrix_s;
+  };
+  const double dense = matrix(1, 1), both = matrix(0.5, 0.5), wgrad = matrix(1, 0.5);
+  EXPECT_GT(both, dense);
+  EXPECT_NEAR(wgrad - dense, (both - dense) / 3, 1e-9 * dense);
+  // The shipped Hopper row: DeepGEMM's forward/dgrad on the dense curve,
+  // its k-grouped wgrad at 457 TF against the curve's 1288 (kernel figures).
+  EXPECT_DOUBLE_EQ(Shipped().For("h100-sxm5-80gb").grouped_gemm_fraction, 1.0);
+  EXPECT_NEAR(Shipped().For("h100-sxm5-80gb").grouped_wgrad_fraction, 457.0 / 1288, 0.002);
+}
+
+// An expert all-to-all spanning two DGX H100 nodes (ep 16, nothing
+// overlapped): each GPU sends 8 of 16 shares over its NIC at
+// alltoall_nic_ratio, bus bandwidth NIC x ratio x 15 / 8, and the
+// dispatch + combine of each pass is 2 x AllToAllTime by hand.
+TEST(Mechanisms, ExpertAllToAllAcrossNodesRunsAtTheNicRatio) {
+  const ModelSpec m = GenericMoe(2, 2048, 16, 64, 8, 1024, 32000);
+  EfficiencyParams e = TestEfficiency();
+  e.alltoall_nic_ratio = 0.5;
+  FrameworkProfile fw = Framework("megatron-core");
+  fw.ep_overlap = 0;
+  const PerfModel pm = MakeWith(m, 4096, 16, "dgx-h100", e, fw);
+  TrainingConfig c = Layout(1, 1, 1, 16);
+  c.ep = 16;
+  const Prediction p = pm.Evaluate(c);
+  ASSERT_EQ(p.issue, ConfigIssue::kOk);
+  const Cluster& cl = *FindCluster("dgx-h100");
+  const double bw = std::min(cl.scaleout_bw_bytes_per_s * 0.5 * 15 / 8, cl.scaleup_bw_bytes_per_s * 0.75);
+  const double bytes = 4096.0 * 8 * 2048 * 2;  // tokens x top-k x hidden x 2 bytes
+  const double a2a = 15.0 / 16 * bytes / bw + 15 * cl.scaleout_latency_s;
+  // 2 layers x (forward + backward) x (dispatch + combine).
+  EXPECT_NEAR(p.breakdown.ep_comm_s, 2 * 2 * 2 * a2a, 1e-9 * p.breakdown.ep_comm_s);
 }
 
 // A whole step runs at the clock the board sustains under its power limit

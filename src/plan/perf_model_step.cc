@@ -117,18 +117,18 @@ void PerfModel::EvaluateStep(const TrainingConfig& in, Prediction& out) const {
   // each GEMM's input and weight once in forward (their transposes serve
   // backward), the output gradient once in backward.
   double quant_f = 0, quant_b = 0;
-  auto gemm_time = [&](double flops, double rows, double cols, double inner) {
+  auto gemm_time = [&](double flops, double rows, double cols, double inner, double rate = 1) {
     if (low_precision && flops > 0) {
       quant_f += fw.fp8_cast_bytes * (flops / (2 * cols) + flops / (2 * rows)) / hbm;
       quant_b += fw.fp8_cast_bytes * flops / (2 * inner) / hbm;
     }
-    return GemmTime(flops, rows, cols, inner, peak, hbm, e, gemm_dtype);
+    return GemmTime(flops, rows, cols, inner, rate * peak, hbm, e, gemm_dtype);
   };
   const double q_width = static_cast<double>(m.heads) * static_cast<double>(m.qk_head_dim());
   const double attn_proj_s = gemm_time(tokens * attn_proj_flops_ / tp, tokens, std::max(q_width / tp, 1.0), h);
   const double mlp_width = static_cast<double>(std::max<int64_t>(m.ffn, 1));
   const double mlp_s = gemm_time(tokens * mlp_flops_ / tp, tokens, mlp_width / tp, h);
-  double expert_s = 0;
+  double expert_s = 0, expert_b = 0;
   const double imbalance = m.is_moe() ? c.moe_imbalance : 1.0;
   if (expert_flops_ > 0) {
     // The tp ranks that share a micro-batch split its routed tokens (the
@@ -141,11 +141,18 @@ void PerfModel::EvaluateStep(const TrainingConfig& in, Prediction& out) const {
     const double experts = static_cast<double>(m.moe.num_experts);
     const double rows =
         std::max(1.0, imbalance * tokens * static_cast<double>(m.moe.top_k) * ep * etp / (tp * experts));
-    expert_s = gemm_time(imbalance * tokens * expert_flops_ / tp, rows, static_cast<double>(m.moe.expert_ffn) / etp, h);
+    // Forward and data gradient run at grouped_gemm_fraction of the dense
+    // rate at that shape, the k-grouped weight gradient (inner dim = rows;
+    // the dense curve is symmetric in m, n, k) at grouped_wgrad_fraction.
+    // Operand traffic as the forward's, as for the dense layers' backward.
+    const double flops = imbalance * tokens * expert_flops_ / tp, width = static_cast<double>(m.moe.expert_ffn) / etp;
+    expert_s = gemm_time(flops, rows, width, h, e.grouped_gemm_fraction);
+    expert_b = expert_s + GemmTime(flops, rows, width, h, e.grouped_wgrad_fraction * peak, hbm, e, gemm_dtype);
   }
   const double shared_s = gemm_time(tokens * shared_flops_ / tp, tokens,
                                     static_cast<double>(std::max<int64_t>(m.moe.shared_ffn, 1)) / tp, h);
   const double gemm_f = attn_proj_s + mlp_s + expert_s + shared_s;
+  const double gemm_b = 2 * (attn_proj_s + mlp_s + shared_s) + expert_b;  // data + weight gradients
   const double head_dim = static_cast<double>(m.qk_head_dim());
   // Fused attention: each rank's queries against seq / cp keys per block
   // (causal at cp = 1; with context parallelism the ring's blocks are full
@@ -212,7 +219,7 @@ void PerfModel::EvaluateStep(const TrainingConfig& in, Prediction& out) const {
   const double tp_f = c.tp > 1 ? 2 * AllReduceTime(tp, act_bytes, tp_link) : 0;
   const double tp_share = c.tp_comm_overlap ? 1.0 : 0.0;
   const double tp_f_exp = exposed(tp_f, gemm_f, tp_share);
-  const double tp_b_exp = exposed(tp_f, 2 * gemm_f, tp_share);
+  const double tp_b_exp = exposed(tp_f, gemm_b, tp_share);
   double cp_f_exp = 0, cp_b_exp = 0;
   if (c.cp > 1) {
     const double kv_bytes = tokens * 2 * static_cast<double>(kv) * head_dim / tp * kActivationBytes;
@@ -245,7 +252,7 @@ void PerfModel::EvaluateStep(const TrainingConfig& in, Prediction& out) const {
         imbalance * tokens * static_cast<double>(m.moe.top_k) * h * kActivationBytes / (sp ? tp : 1.0);
     const double a2a = 2 * AllToAllTime(ep * etp, a2a_bytes, ep_link) * moe_layer_share_;
     ep_f_exp = exposed(a2a, gemm_f, fw.ep_overlap);
-    ep_b_exp = exposed(a2a, 2 * gemm_f, fw.ep_overlap);
+    ep_b_exp = exposed(a2a, gemm_b, fw.ep_overlap);
   }
 
   // --- one micro-batch on the most loaded stage ---
@@ -253,7 +260,7 @@ void PerfModel::EvaluateStep(const TrainingConfig& in, Prediction& out) const {
   // torchtitan's uneven first/last stages): ceil(L / pp) on the busiest.
   const double layers_per_stage = std::ceil(static_cast<double>(m.num_layers) / pp);
   const double layer_f = gemm_f + core_f + vec_f + quant_f + overhead_f;
-  const double layer_b = 2 * gemm_f + core_b + 2 * vec_f + quant_b + 2 * overhead_f;
+  const double layer_b = gemm_b + core_b + 2 * vec_f + quant_b + 2 * overhead_f;
   double layer_rc = 0, layer_rc_comm = 0;
   if (c.recompute == Recompute::kFull) {
     layer_rc = layer_f;
@@ -333,7 +340,9 @@ void PerfModel::EvaluateStep(const TrainingConfig& in, Prediction& out) const {
   const double optimizer = optimizer_params * kAdamBytesPerParam / hbm;
 
   StepBreakdown& b = out.breakdown;
-  b.matrix_s = mb * (layers_per_stage * 3 * gemm_f + 3 * head_gemm);
+  // Three passes of the dense GEMMs; the experts' backward apart (0 for a
+  // dense model, whose sum stays bit for bit 3 x forward).
+  b.matrix_s = mb * (layers_per_stage * (3 * gemm_f + (expert_b - 2 * expert_s)) + 3 * head_gemm);
   b.attention_s = mb * layers_per_stage * (core_f + core_b);
   b.vector_s = mb * (layers_per_stage * (3 * vec_f + quant_f + quant_b) + 3 * (head_f - head_gemm));
   b.overhead_s = mb * layers_per_stage * 3 * overhead_f;

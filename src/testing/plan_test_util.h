@@ -36,6 +36,7 @@ inline EfficiencyParams TestEfficiency() {
   e.vector_bw_fraction = 0.7;
   e.scaleup_bw_fraction = 0.75;
   e.scaleout_bw_fraction = 0.75;
+  e.alltoall_nic_ratio = 0.75;
   e.overlap_efficiency = 0.8;
   e.kernel_overhead_us = 4;
   e.memory_reserved_gib = 3;
