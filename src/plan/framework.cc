@@ -36,6 +36,61 @@ StatusOr<CpMode> ParseCpMode(std::string_view text) {
   return ParseError("'" + v + "' is not ring, allgather or alltoall");
 }
 
+// A stored dtype of the training state: fp32, bf16, fp16 or fp8; an empty
+// cell (serving rows) keeps the row's value.
+Col StateDType(const char* name, DType TrainingStateDtypes::*member) {
+  Col c;
+  c.name = name;
+  c.parse = [member](std::string_view text, FrameworkProfile& row) -> Status {
+    if (text.empty())
+      return Status::Ok();
+    const std::string v = base::ToLower(text);
+    for (DType d : {DType::kFp32, DType::kBf16, DType::kFp16, DType::kFp8}) {
+      if (v == DTypeName(d)) {
+        row.state.*member = d;
+        return Status::Ok();
+      }
+    }
+    return ParseError("'" + v + "' is not fp32, bf16, fp16 or fp8");
+  };
+  c.merge = [member](const FrameworkProfile& from, FrameworkProfile& to) { to.state.*member = from.state.*member; };
+  c.write = [member](const FrameworkProfile& row) { return std::string(DTypeName(row.state.*member)); };
+  return c;
+}
+
+// A 0/1 flag of the training state; empty keeps the row's value.
+Col StateFlag(const char* name, bool TrainingStateDtypes::*member) {
+  Col c;
+  c.name = name;
+  c.parse = [member](std::string_view text, FrameworkProfile& row) -> Status {
+    if (text.empty())
+      return Status::Ok();
+    MFU_ASSIGN_OR_RETURN(row.state.*member, base::ParseBoolCell(text));
+    return Status::Ok();
+  };
+  c.merge = [member](const FrameworkProfile& from, FrameworkProfile& to) { to.state.*member = from.state.*member; };
+  c.write = [member](const FrameworkProfile& row) { return std::string(row.state.*member ? "1" : "0"); };
+  return c;
+}
+
+// Optimizer moments per parameter: 0 (plain SGD), 1 (momentum), 2 (Adam).
+Col StateMoments() {
+  Col c;
+  c.name = "moments";
+  c.parse = [](std::string_view text, FrameworkProfile& row) -> Status {
+    if (text.empty())
+      return Status::Ok();
+    MFU_ASSIGN_OR_RETURN(int64_t v, base::ParseIntegerCell(text, base::Bounds::Interval(0, 2), "'{}' is not 0, 1 or 2"));
+    row.state.moments_per_param = static_cast<int>(v);
+    return Status::Ok();
+  };
+  c.merge = [](const FrameworkProfile& from, FrameworkProfile& to) {
+    to.state.moments_per_param = from.state.moments_per_param;
+  };
+  c.write = [](const FrameworkProfile& row) { return std::to_string(row.state.moments_per_param); };
+  return c;
+}
+
 StatusOr<AttentionKernel> ParseAttentionCell(std::string_view text) {
   StatusOr<AttentionKernel> k = ParseAttentionKernel(text);
   if (!k.ok())
@@ -81,6 +136,13 @@ const base::TableSchema<FrameworkProfile>& Schema() {
         base::BoolColumn("zero3_per_tensor", &FrameworkProfile::zero3_per_tensor),
         base::NumberColumn("moe_sync_us", &FrameworkProfile::moe_sync_us, base::Bounds::Interval(0, 10000))
             .Unit("us", "host synchronisation per MoE layer and pass"),
+        StateDType("weights_dtype", &TrainingStateDtypes::weights),
+        StateDType("compute_dtype", &TrainingStateDtypes::compute),
+        StateDType("main_grads_dtype", &TrainingStateDtypes::main_grads),
+        StateFlag("fp32_master", &TrainingStateDtypes::fp32_master),
+        StateFlag("fp32_grad_copy", &TrainingStateDtypes::fp32_grad_copy),
+        StateDType("moments_dtype", &TrainingStateDtypes::moments),
+        StateMoments(),
         base::TextColumn("source", &FrameworkProfile::source),
     };
     return s;
@@ -174,6 +236,18 @@ StatusOr<const FrameworkProfile*> FrameworkDb::Find(std::string_view name) const
   return InvalidArgumentError("unknown framework '" + key + "'" +
                               (closest.empty() ? std::string() : " (did you mean '" + closest + "'?)") +
                               "; known: " + base::Join(names, ", "));
+}
+
+StatusOr<const FrameworkProfile*> FrameworkDb::FindTraining(std::string_view name) const {
+  std::string key = base::ToLower(base::Trim(name));
+  if (key == "megatron")
+    key = "megatron-core";
+  else if (key == "torchtitan-fsdp")
+    key = "torchtitan";
+  MFU_ASSIGN_OR_RETURN(const FrameworkProfile* p, Find(key));
+  if (p->kind != "training")
+    return InvalidArgumentError(p->name + " is a " + p->kind + " framework; training needs a training one");
+  return p;
 }
 
 }  // namespace mfu
