@@ -193,9 +193,9 @@ struct MemoryRequest {
   std::string framework = "megatron-core";
   std::string state;
   TrainingStateDtypes framework_state;  // default: Megatron-Core's
-  std::string weight_dtype;        // "": the state's
-  std::string grad_dtype;          // "": the state's
-  std::string optimizer = "adam";  // adam, adam-fp32, sgd
+  std::string weight_dtype;             // "": the state's
+  std::string grad_dtype;               // "": the state's
+  std::string optimizer = "adam";       // adam, adam-fp32, sgd
   std::string kv_dtype = "bf16";
   int64_t context = 0;  // KV cache context; 0: seq_len
   int64_t gpus = 0;     // 0: tp x pp x cp

@@ -41,7 +41,8 @@ class MemoryCommand final : public Command {
         ->capture_default_str();
     app.add_option("--framework-file", framework_files_, "CSV adding or changing framework profiles; repeatable")
         ->allow_extra_args(false);
-    app.add_option("--state", r.state, "Another training framework whose stored dtypes to count [default: --framework's]");
+    app.add_option("--state", r.state,
+                   "Another training framework whose stored dtypes to count [default: --framework's]");
     app.add_option("--weight-precision", r.weight_dtype, "Stored weight precision [default: the --state's]");
     app.add_option("--grad-precision", r.grad_dtype, "Main gradient precision [default: the --state's]");
     app.add_option("--optimizer", r.optimizer, "adam (mixed precision), adam-fp32, sgd")

@@ -110,9 +110,8 @@ void AddNotes(const MemoryRequest& r, MemoryReport& e) {
     std::snprintf(bytes, sizeof bytes, "%.0f", e.state_bytes_per_param);
     e.notes.push_back({NoteKind::kAssumption, "default_state",
                        std::string("training state: Megatron-Core's mixed precision with Adam (") + bytes +
-                           " bytes per parameter before sharding), the default framework; give " +
-                           Param("framework") + " (torchtitan, composer, deepspeed, ...) or " + Param("optimizer") +
-                           " for another"});
+                           " bytes per parameter before sharding), the default framework; give " + Param("framework") +
+                           " (torchtitan, composer, deepspeed, ...) or " + Param("optimizer") + " for another"});
   }
 }
 

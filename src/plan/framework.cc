@@ -3,6 +3,7 @@
 
 #include "mfu/framework.h"
 
+#include <functional>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -36,59 +37,55 @@ StatusOr<CpMode> ParseCpMode(std::string_view text) {
   return ParseError("'" + v + "' is not ring, allgather or alltoall");
 }
 
-// A stored dtype of the training state: fp32, bf16, fp16 or fp8; an empty
-// cell (serving rows) keeps the row's value.
-Col StateDType(const char* name, DType TrainingStateDtypes::*member) {
+// A column of the training state (FrameworkProfile::state); an empty cell
+// (serving rows) keeps the row's value.
+template <typename T>
+Col StateColumn(const char* name, T TrainingStateDtypes::*member, std::function<StatusOr<T>(std::string_view)> parse,
+                std::function<std::string(T)> write) {
   Col c;
   c.name = name;
-  c.parse = [member](std::string_view text, FrameworkProfile& row) -> Status {
+  c.parse = [member, parse](std::string_view text, FrameworkProfile& row) -> Status {
     if (text.empty())
       return Status::Ok();
-    const std::string v = base::ToLower(text);
-    for (DType d : {DType::kFp32, DType::kBf16, DType::kFp16, DType::kFp8}) {
-      if (v == DTypeName(d)) {
-        row.state.*member = d;
-        return Status::Ok();
-      }
-    }
-    return ParseError("'" + v + "' is not fp32, bf16, fp16 or fp8");
-  };
-  c.merge = [member](const FrameworkProfile& from, FrameworkProfile& to) { to.state.*member = from.state.*member; };
-  c.write = [member](const FrameworkProfile& row) { return std::string(DTypeName(row.state.*member)); };
-  return c;
-}
-
-// A 0/1 flag of the training state; empty keeps the row's value.
-Col StateFlag(const char* name, bool TrainingStateDtypes::*member) {
-  Col c;
-  c.name = name;
-  c.parse = [member](std::string_view text, FrameworkProfile& row) -> Status {
-    if (text.empty())
-      return Status::Ok();
-    MFU_ASSIGN_OR_RETURN(row.state.*member, base::ParseBoolCell(text));
+    MFU_ASSIGN_OR_RETURN(row.state.*member, parse(text));
     return Status::Ok();
   };
   c.merge = [member](const FrameworkProfile& from, FrameworkProfile& to) { to.state.*member = from.state.*member; };
-  c.write = [member](const FrameworkProfile& row) { return std::string(row.state.*member ? "1" : "0"); };
+  c.write = [member, write](const FrameworkProfile& row) { return write(row.state.*member); };
   return c;
+}
+
+// A stored dtype: fp32, bf16, fp16 or fp8.
+Col StateDType(const char* name, DType TrainingStateDtypes::*member) {
+  return StateColumn<DType>(
+      name, member,
+      [](std::string_view text) -> StatusOr<DType> {
+        const std::string v = base::ToLower(text);
+        for (DType d : {DType::kFp32, DType::kBf16, DType::kFp16, DType::kFp8}) {
+          if (v == DTypeName(d))
+            return d;
+        }
+        return ParseError("'" + v + "' is not fp32, bf16, fp16 or fp8");
+      },
+      [](DType d) { return std::string(DTypeName(d)); });
+}
+
+Col StateFlag(const char* name, bool TrainingStateDtypes::*member) {
+  return StateColumn<bool>(
+      name, member, [](std::string_view text) { return base::ParseBoolCell(text); },
+      [](bool v) { return std::string(v ? "1" : "0"); });
 }
 
 // Optimizer moments per parameter: 0 (plain SGD), 1 (momentum), 2 (Adam).
 Col StateMoments() {
-  Col c;
-  c.name = "moments";
-  c.parse = [](std::string_view text, FrameworkProfile& row) -> Status {
-    if (text.empty())
-      return Status::Ok();
-    MFU_ASSIGN_OR_RETURN(int64_t v, base::ParseIntegerCell(text, base::Bounds::Interval(0, 2), "'{}' is not 0, 1 or 2"));
-    row.state.moments_per_param = static_cast<int>(v);
-    return Status::Ok();
-  };
-  c.merge = [](const FrameworkProfile& from, FrameworkProfile& to) {
-    to.state.moments_per_param = from.state.moments_per_param;
-  };
-  c.write = [](const FrameworkProfile& row) { return std::to_string(row.state.moments_per_param); };
-  return c;
+  return StateColumn<int>(
+      "moments", &TrainingStateDtypes::moments_per_param,
+      [](std::string_view text) -> StatusOr<int> {
+        MFU_ASSIGN_OR_RETURN(int64_t v,
+                             base::ParseIntegerCell(text, base::Bounds::Interval(0, 2), "'{}' is not 0, 1 or 2"));
+        return static_cast<int>(v);
+      },
+      [](int v) { return std::to_string(v); });
 }
 
 StatusOr<AttentionKernel> ParseAttentionCell(std::string_view text) {

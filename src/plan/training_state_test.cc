@@ -37,9 +37,10 @@ struct Accounting {
 // FSDP1: fp32 sharded parameters (the master), fp32 gradients, two fp32
 // moments: 4 + 4 + 8.
 constexpr Accounting kAccounting[] = {
-    {"megatron-core", 2, 4, 12},  {"nemo", 2, 4, 12},       {"megatron-lm-2021", 2, 2, 16},
-    {"torchtitan", 4, 4, 8},      {"composer", 4, 4, 8},    {"deepspeed", 2, 2, 12},
-    {"deepspeed-2021", 2, 2, 12}, {"megatron-deepspeed", 2, 2, 12},
+    {"megatron-core", 2, 4, 12},    {"nemo", 2, 4, 12},
+    {"megatron-lm-2021", 2, 2, 16}, {"torchtitan", 4, 4, 8},
+    {"composer", 4, 4, 8},          {"deepspeed", 2, 2, 12},
+    {"deepspeed-2021", 2, 2, 12},   {"megatron-deepspeed", 2, 2, 12},
 };
 
 TEST(FrameworkTrainingState, BytesPerParameterFromTheCitedDocs) {
