@@ -234,6 +234,14 @@ struct MemoryReport {
 // dp x micro-batch, sequence parallelism without tensor parallelism.
 StatusOr<MemoryReport> EstimateMemory(const MemoryRequest& request);
 
+// `state` with the stored weight and main-gradient dtypes replaced where
+// `weight_dtype` / `grad_dtype` are not empty (ParseStorageDType spellings,
+// echoed as given): `mfu memory`, `predict` and `plan`'s --weight-precision
+// and --grad-precision. kInvalidArgument naming Param("weight_dtype") or
+// Param("grad_dtype").
+StatusOr<TrainingStateDtypes> OverrideStateDTypes(TrainingStateDtypes state, const std::string& weight_dtype,
+                                                  const std::string& grad_dtype);
+
 // Bytes one parameter keeps between steps with `dtypes`, unsharded.
 double StateBytesPerParam(const TrainingStateDtypes& dtypes);
 

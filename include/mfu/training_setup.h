@@ -40,6 +40,10 @@ struct TrainingRequest {
   // "" = the framework's stored dtypes (frameworks.csv); otherwise the
   // training framework whose state to count instead (FrameworkDb::FindTraining).
   std::string state;
+  // "" = the state's; otherwise the stored weight / main-gradient dtype
+  // (OverrideStateDTypes), e.g. grad_dtype "bf16" for Megatron without fp32 grads.
+  std::string weight_dtype;
+  std::string grad_dtype;
 };
 
 // Everything a PerfModel points to, kept alive together (the accelerator,

@@ -52,6 +52,7 @@ StatusOr<FrameworkProfile> ResolveFramework(const Catalog& catalog, const Traini
       return InvalidArgumentError(Param("state") + ": " + other.status().message());
     r.state = (*other)->state;
   }
+  MFU_ASSIGN_OR_RETURN(r.state, OverrideStateDTypes(r.state, q.weight_dtype, q.grad_dtype));
   return p;
 }
 

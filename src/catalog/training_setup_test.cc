@@ -165,6 +165,32 @@ TEST(EstimateMemory, StateOverrideAndErrors) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ((*s)->state.main_grads, DType::kBf16);
   EXPECT_EQ((*s)->framework->name, "megatron-core");
+
+  // --grad-precision bf16 on Megatron-Core: 2 + 2 + 12 = 16 bytes per
+  // parameter in predict and memory alike (the optimizer then adds the
+  // fp32 copy of the 16-bit grads: Megatron's fp32_grad_copy, 4 more).
+  tr.state.clear();
+  tr.grad_dtype = "bf16";
+  s = ResolveTrainingSetup(Builtin(), tr);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  TrainingConfigRequest q;
+  q.zero = 0;
+  StatusOr<PredictResult> p = PredictTraining(**s, *ResolveTrainingConfig(**s, q));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  MemoryRequest same;
+  same.model = tr.model;
+  same.seq_len = 8192;
+  same.gpus = 8;
+  same.zero = 0;
+  same.grad_dtype = "bf16";
+  StatusOr<MemoryReport> g = EstimateMemory(Builtin(), same);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_DOUBLE_EQ(p->prediction.memory.gradients, 2 * 8'030'261'248.0);
+  EXPECT_DOUBLE_EQ(p->prediction.memory.gradients, g->per_gpu.state.gradients_bytes);
+  EXPECT_DOUBLE_EQ(p->prediction.memory.optimizer, 16 * 8'030'261'248.0);
+  EXPECT_DOUBLE_EQ(p->prediction.memory.optimizer, g->per_gpu.state.optimizer_bytes);
+  tr.grad_dtype = "fp7";
+  EXPECT_EQ(ResolveTrainingSetup(Builtin(), tr).status().message().rfind("parameter 'grad_dtype'", 0), 0u);
 }
 
 }  // namespace

@@ -34,6 +34,8 @@ void SetupFlags::Register(CLI::App& app) {
       "Attention kernel: flash (the framework's), best (cudnn/fa3/fa4), fa2, triton, unfused [default: framework]");
   app.add_option("--state", r.state,
                  "Another training framework whose stored dtypes to count (docs/memory.md) [default: --framework's]");
+  app.add_option("--weight-precision", r.weight_dtype, "Stored weight precision [default: the framework's]");
+  app.add_option("--grad-precision", r.grad_dtype, "Main gradient precision [default: the framework's]");
   app.add_option("--moe-imbalance", r.moe_imbalance,
                  "Tokens of the busiest expert rank / the mean (MoE) [default: 1, balanced routing]");
 }

@@ -66,8 +66,8 @@ const std::vector<FlagSpec> kVocabulary = {
     {"trace: tokens one rank processed per step", "--tokens-per-step", "", "", "trace", K::kScaled, 0, kMaxCount},
     // Precisions.
     {"precision of the GEMMs / MFU denominator", "--precision", "-p", "", "calc predict plan trace log", K::kText},
-    {"stored weight precision", "--weight-precision", "", "--weight-dtype", "memory infer", K::kText},
-    {"main gradient precision", "--grad-precision", "", "--grad-dtype", "memory", K::kText},
+    {"stored weight precision", "--weight-precision", "", "--weight-dtype", "memory " TRAIN_CMDS " infer", K::kText},
+    {"main gradient precision", "--grad-precision", "", "--grad-dtype", "memory " TRAIN_CMDS, K::kText},
     {"KV-cache precision", "--kv-precision", "", "--kv-dtype", "memory infer", K::kText},
     {"training framework whose stored dtypes are counted", "--state", "", "", "memory " TRAIN_CMDS, K::kText},
     {"optimizer (adam, adam-fp32, sgd)", "--optimizer", "", "", "memory", K::kText},

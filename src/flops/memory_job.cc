@@ -19,17 +19,7 @@ using flops_internal::kDefaultSeqLen;
 
 // The framework's state, then the dtype and optimizer overrides.
 StatusOr<TrainingStateDtypes> ResolveState(const MemoryRequest& r) {
-  TrainingStateDtypes d = r.framework_state;
-  for (auto [param, text, dtype, name] : {std::tuple{"weight_dtype", &r.weight_dtype, &d.weights, &d.weights_name},
-                                          std::tuple{"grad_dtype", &r.grad_dtype, &d.main_grads, &d.main_grads_name}}) {
-    if (text->empty())
-      continue;
-    StatusOr<DType> parsed = ParseStorageDType(*text);
-    if (!parsed.ok())
-      return InvalidArgumentError(Param(param) + ": " + parsed.status().message());
-    *dtype = *parsed;
-    *name = StorageDTypeName(*text);
-  }
+  MFU_ASSIGN_OR_RETURN(TrainingStateDtypes d, OverrideStateDTypes(r.framework_state, r.weight_dtype, r.grad_dtype));
   if (r.optimizer == "adam-fp32" && d.weights != DType::kFp32) {
     return InvalidArgumentError(Param("optimizer") + " adam-fp32 means fp32 weights; add " + Param("weight_dtype") +
                                 " fp32 or use adam");
@@ -116,6 +106,21 @@ void AddNotes(const MemoryRequest& r, MemoryReport& e) {
 }
 
 }  // namespace
+
+StatusOr<TrainingStateDtypes> OverrideStateDTypes(TrainingStateDtypes d, const std::string& weight_dtype,
+                                                  const std::string& grad_dtype) {
+  for (auto [param, text, dtype, name] : {std::tuple{"weight_dtype", &weight_dtype, &d.weights, &d.weights_name},
+                                          std::tuple{"grad_dtype", &grad_dtype, &d.main_grads, &d.main_grads_name}}) {
+    if (text->empty())
+      continue;
+    StatusOr<DType> parsed = ParseStorageDType(*text);
+    if (!parsed.ok())
+      return InvalidArgumentError(Param(param) + ": " + parsed.status().message());
+    *dtype = *parsed;
+    *name = StorageDTypeName(*text);
+  }
+  return d;
+}
 
 double StateBytesPerParam(const TrainingStateDtypes& dtypes) {
   StateSharding one;
