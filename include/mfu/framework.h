@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mfu/file_system.h"
+#include "mfu/memory.h"
 #include "mfu/status.h"
 
 namespace mfu {
@@ -60,6 +61,12 @@ struct FrameworkProfile {
   double fp8_cast_bytes = 4;
   bool zero3_per_tensor = false;  // ZeRO-3 gathers each parameter tensor (DeepSpeed), not each layer (FSDP)
   double moe_sync_us = 0;         // host synchronisation per MoE layer and pass (dropless token counts)
+  // What the framework keeps per parameter between steps (the columns
+  // weights_dtype, compute_dtype, main_grads_dtype, fp32_master,
+  // fp32_grad_copy, moments_dtype, moments): `mfu memory`, `predict` and
+  // `plan` count weights, gradients and optimizer states from it. Serving
+  // rows leave the cells empty (the defaults, Megatron-Core's, unused).
+  TrainingStateDtypes state;
   std::string source;
 };
 
@@ -85,6 +92,10 @@ class FrameworkDb {
   // By name, case-insensitively; kInvalidArgument naming the closest match
   // and listing the names.
   StatusOr<const FrameworkProfile*> Find(std::string_view name) const;
+  // As Find for a training framework, also under the names of the former
+  // `--state` presets ("megatron" = megatron-core, "torchtitan-fsdp" =
+  // torchtitan); kInvalidArgument for an unknown or a serving framework.
+  StatusOr<const FrameworkProfile*> FindTraining(std::string_view name) const;
   const std::vector<FrameworkProfile>& all() const { return profiles_; }
 
  private:

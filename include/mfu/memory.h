@@ -19,8 +19,9 @@
 namespace mfu {
 
 // The dtypes a training framework keeps per parameter between steps, and
-// how many optimizer moments. Presets (TrainingStatePreset) match each
-// framework's documented accounting; docs/memory.md cites them.
+// how many optimizer moments: a framework's facts, one row each in
+// data/frameworks/frameworks.csv (FrameworkProfile::state, cited there and
+// in docs/memory.md). The defaults are Megatron-Core's (18 B/param).
 struct TrainingStateDtypes {
   // The stored parameters, sharded by ZeRO-3/FSDP: bf16 in Megatron-Core
   // and DeepSpeed, fp32 in torchtitan's FSDP2 shards.
@@ -48,20 +49,6 @@ struct TrainingStateDtypes {
   int moments_per_param = 2;  // Adam 2, SGD with momentum 1
   bool operator==(const TrainingStateDtypes&) const = default;
 };
-
-// The presets `mfu memory --state` accepts, in the order help lists them:
-// "megatron" (Megatron-Core distributed optimizer: bf16 weights, fp32 main
-// grads, fp32 master, two fp32 moments: 18 B/param, 6 + 12/d with d-way
-// ZeRO-1), "torchtitan-fsdp" (FSDP2 MixedPrecisionPolicy(param_dtype=bf16,
-// reduce_dtype=fp32): fp32 shards as master, fp32 grads, two fp32 moments:
-// 16 B/param, plus the bf16 layers gathered), "deepspeed" (ZeRO paper: 2 +
-// 2 + 12 = 16 B/param) and "bf16" (bf16 weights and grads with fp32 master
-// and moments: what `mfu memory` counted before presets, 16 B/param).
-inline constexpr std::array<std::string_view, 4> kTrainingStatePresets = {"megatron", "torchtitan-fsdp", "deepspeed",
-                                                                          "bf16"};
-// The preset named `name` (case-sensitive); kInvalidArgument naming the
-// closest preset and listing them otherwise.
-StatusOr<TrainingStateDtypes> TrainingStatePreset(std::string_view name);
 
 // Parameters on one GPU and the groups that shard them under ZeRO.
 struct StateSharding {
@@ -91,7 +78,7 @@ struct TrainingState {
 TrainingState TrainingStateBytes(const TrainingStateDtypes& dtypes, int zero_stage, const StateSharding& sharding);
 
 struct TrainingMemoryOptions {
-  TrainingStateDtypes state;  // default: the "megatron" preset
+  TrainingStateDtypes state;  // default: Megatron-Core's
   int64_t seq_len = 0;
   int64_t micro_batch = 1;
   Recompute recompute = Recompute::kNone;
@@ -199,10 +186,16 @@ struct MemoryRequest {
   std::string recompute = "none";
   bool flash_attention = true;
   bool sequence_parallel = false;
-  std::string state = "megatron";  // TrainingStatePreset
-  std::string weight_dtype;        // "": the state's
-  std::string grad_dtype;          // "": the state's
-  std::string optimizer = "adam";  // adam, adam-fp32, sgd
+  // Whose stored dtypes to count: a training framework of
+  // data/frameworks/frameworks.csv, resolved into `framework_state` by
+  // EstimateMemory(catalog, request) (mfu/training_setup.h); `state` names
+  // another framework to take only the state from ("" = `framework`'s).
+  std::string framework = "megatron-core";
+  std::string state;
+  TrainingStateDtypes framework_state;  // default: Megatron-Core's
+  std::string weight_dtype;             // "": the state's
+  std::string grad_dtype;               // "": the state's
+  std::string optimizer = "adam";       // adam, adam-fp32, sgd
   std::string kv_dtype = "bf16";
   int64_t context = 0;  // KV cache context; 0: seq_len
   int64_t gpus = 0;     // 0: tp x pp x cp
@@ -214,7 +207,7 @@ struct MemoryRequest {
 struct MemoryReport {
   ModelSpec model;
   ParamCounts params;
-  std::string state;      // the preset's name
+  std::string state;      // the framework whose stored dtypes are counted
   std::string optimizer;  // as requested
   TrainingStateDtypes dtypes;
   double state_bytes_per_param = 0;  // unsharded
@@ -233,12 +226,21 @@ struct MemoryReport {
   std::vector<Note> notes;
 };
 
-// The memory of `request`. kInvalidArgument naming the parameter (as
-// `parameter 'tp'`, mfu/setup.h) for an unknown state, dtype or recompute
+// The memory of `request` with its `framework_state` (the names `framework`
+// and `state` are only echoed). kInvalidArgument naming the parameter (as
+// `parameter 'tp'`, mfu/setup.h) for an unknown dtype or recompute
 // mode, a layout that does not fit the model (ValidateParallelLayout), a
 // micro-batch outside [1, 2^24], a global batch that is not a multiple of
 // dp x micro-batch, sequence parallelism without tensor parallelism.
 StatusOr<MemoryReport> EstimateMemory(const MemoryRequest& request);
+
+// `state` with the stored weight and main-gradient dtypes replaced where
+// `weight_dtype` / `grad_dtype` are not empty (ParseStorageDType spellings,
+// echoed as given): `mfu memory`, `predict` and `plan`'s --weight-precision
+// and --grad-precision. kInvalidArgument naming Param("weight_dtype") or
+// Param("grad_dtype").
+StatusOr<TrainingStateDtypes> OverrideStateDTypes(TrainingStateDtypes state, const std::string& weight_dtype,
+                                                  const std::string& grad_dtype);
 
 // Bytes one parameter keeps between steps with `dtypes`, unsharded.
 double StateBytesPerParam(const TrainingStateDtypes& dtypes);

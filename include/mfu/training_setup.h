@@ -35,9 +35,15 @@ struct TrainingRequest {
   std::string convention = "megatron";
   std::string precision = "bf16";  // bf16, fp16 or fp8
   std::string framework = "megatron-core";
-  std::string attention;           // "" = the framework's kernel; "flash", "best", "fa2", "triton", "unfused"
-  double moe_imbalance = 1;        // busiest expert rank / mean, in [1, 64]
-  std::string state = "megatron";  // memory.h kTrainingStatePresets
+  std::string attention;     // "" = the framework's kernel; "flash", "best", "fa2", "triton", "unfused"
+  double moe_imbalance = 1;  // busiest expert rank / mean, in [1, 64]
+  // "" = the framework's stored dtypes (frameworks.csv); otherwise the
+  // training framework whose state to count instead (FrameworkDb::FindTraining).
+  std::string state;
+  // "" = the state's; otherwise the stored weight / main-gradient dtype
+  // (OverrideStateDTypes), e.g. grad_dtype "bf16" for Megatron without fp32 grads.
+  std::string weight_dtype;
+  std::string grad_dtype;
 };
 
 // Everything a PerfModel points to, kept alive together (the accelerator,
@@ -62,9 +68,16 @@ struct ResolvedTraining {
 // kInvalidArgument for contradictory or missing fields (see ResolveHardware),
 // a precision training is not modelled in or the accelerator lacks, an
 // unknown convention, framework (or an inference one), attention kernel or
-// state preset, an imbalance outside [1, 64].
+// state framework, an imbalance outside [1, 64].
 StatusOr<std::unique_ptr<ResolvedTraining>> ResolveTrainingSetup(const Catalog& catalog,
                                                                  const TrainingRequest& request);
+
+// `mfu memory` over the catalog: `request.framework` (and `request.state`,
+// when given, for the state alone) resolved through
+// FrameworkDb::FindTraining into `framework_state`, then EstimateMemory.
+// kInvalidArgument naming Param("framework") or Param("state") for an
+// unknown or serving framework; EstimateMemory's errors.
+StatusOr<MemoryReport> EstimateMemory(const Catalog& catalog, MemoryRequest request);
 
 // One parallel configuration as a user states it (field names as the CLI's
 // flags): missing dimensions are derived by the model.

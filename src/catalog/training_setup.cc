@@ -45,10 +45,14 @@ StatusOr<FrameworkProfile> ResolveFramework(const Catalog& catalog, const Traini
   if (!(q.moe_imbalance >= 1 && q.moe_imbalance <= 64))
     return InvalidArgumentError(Param("moe_imbalance") + " must be in [1, 64] (busiest expert rank / mean)");
   r.moe_imbalance = q.moe_imbalance;
-  StatusOr<TrainingStateDtypes> state = TrainingStatePreset(q.state);
-  if (!state.ok())
-    return InvalidArgumentError(Param("state") + ": " + state.status().message());
-  r.state = *state;
+  r.state = p.state;
+  if (!q.state.empty()) {
+    StatusOr<const FrameworkProfile*> other = catalog.frameworks.FindTraining(q.state);
+    if (!other.ok())
+      return InvalidArgumentError(Param("state") + ": " + other.status().message());
+    r.state = (*other)->state;
+  }
+  MFU_ASSIGN_OR_RETURN(r.state, OverrideStateDTypes(r.state, q.weight_dtype, q.grad_dtype));
   return p;
 }
 
@@ -99,6 +103,22 @@ StatusOr<std::unique_ptr<ResolvedTraining>> ResolveTrainingSetup(const Catalog& 
   r->perf = std::make_unique<PerfModel>(std::move(perf));
   AddSetupNotes(catalog, *r);
   return r;
+}
+
+StatusOr<MemoryReport> EstimateMemory(const Catalog& catalog, MemoryRequest request) {
+  StatusOr<const FrameworkProfile*> framework = catalog.frameworks.FindTraining(request.framework);
+  if (!framework.ok())
+    return InvalidArgumentError(Param("framework") + ": " + framework.status().message());
+  request.framework = (*framework)->name;
+  request.framework_state = (*framework)->state;
+  if (!request.state.empty()) {
+    StatusOr<const FrameworkProfile*> other = catalog.frameworks.FindTraining(request.state);
+    if (!other.ok())
+      return InvalidArgumentError(Param("state") + ": " + other.status().message());
+    request.state = (*other)->name;
+    request.framework_state = (*other)->state;
+  }
+  return EstimateMemory(request);
 }
 
 StatusOr<TrainingConfig> ResolveTrainingConfig(const ResolvedTraining& setup, const TrainingConfigRequest& q) {

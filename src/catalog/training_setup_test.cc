@@ -92,5 +92,106 @@ TEST(RunPlanStudy, SearchBudgetAndDifference) {
   EXPECT_EQ(RunPlanStudy(*s, q).status().message(), "parameter 'top' must be in [1, 1000]");
 }
 
+// `mfu memory --framework F` and `mfu predict --framework F --zero 0` count
+// the same state from the same framework row. Llama-3.1-8B has
+// 8,030,261,248 parameters (Hugging Face); on 8 H100s with no sharding
+// every GPU holds all of them. By hand, bytes per parameter (weights,
+// gradients, optimizer): megatron-core 2, 4, 12 (Megatron-LM
+// dist_optimizer.md's 18: gradients 4 x 8,030,261,248 = 32,121,044,992 B =
+// 29.92 GiB, where the bf16 count gave 14.96 GiB); torchtitan 4, 4, 8;
+// deepspeed 2, 2, 12 (ZeRO's 16).
+TEST(EstimateMemory, AgreesWithPredictForEachFramework) {
+  constexpr double kParams = 8'030'261'248;
+  struct Case {
+    const char* framework;
+    double weights, gradients, optimizer;
+  };
+  for (const Case& k : {Case{"megatron-core", 2, 4, 12}, Case{"torchtitan", 4, 4, 8}, Case{"deepspeed", 2, 2, 12}}) {
+    SCOPED_TRACE(k.framework);
+    TrainingRequest tr = Llama8bOn("h100", 8);
+    tr.framework = k.framework;
+    auto s = ResolveTrainingSetup(Builtin(), tr);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    TrainingConfigRequest q;
+    q.zero = 0;
+    StatusOr<TrainingConfig> c = ResolveTrainingConfig(**s, q);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    StatusOr<PredictResult> p = PredictTraining(**s, *c);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    const MemoryPerGpu& pm = p->prediction.memory;
+
+    MemoryRequest mr;
+    mr.model = tr.model;
+    mr.seq_len = 8192;
+    mr.gpus = 8;
+    mr.zero = 0;
+    mr.framework = k.framework;
+    StatusOr<MemoryReport> m = EstimateMemory(Builtin(), mr);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    const TrainingMemoryPerGpu& g = m->per_gpu;
+
+    EXPECT_DOUBLE_EQ(g.state.weights_bytes, k.weights * kParams);
+    EXPECT_DOUBLE_EQ(g.state.gradients_bytes, k.gradients * kParams);
+    EXPECT_DOUBLE_EQ(g.state.optimizer_bytes, k.optimizer * kParams);
+    EXPECT_DOUBLE_EQ(pm.weights, g.state.weights_bytes);
+    EXPECT_DOUBLE_EQ(pm.gradients, g.state.gradients_bytes);
+    EXPECT_DOUBLE_EQ(pm.optimizer, g.state.optimizer_bytes);
+    EXPECT_DOUBLE_EQ(pm.activations, g.activations_bytes);
+    EXPECT_EQ(m->state, k.framework);
+  }
+}
+
+// --state borrows another framework's stored dtypes; bad names name the parameter.
+TEST(EstimateMemory, StateOverrideAndErrors) {
+  MemoryRequest mr;
+  mr.model = *LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
+  mr.seq_len = 8192;
+  mr.framework = "megatron-core";
+  mr.state = "torchtitan-fsdp";  // the former preset's name
+  StatusOr<MemoryReport> m = EstimateMemory(Builtin(), mr);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->state, "torchtitan");
+  EXPECT_DOUBLE_EQ(m->state_bytes_per_param, 16);
+  mr.state = "vllm";
+  EXPECT_EQ(EstimateMemory(Builtin(), mr).status().message(),
+            "parameter 'state': vllm is a serving framework; training needs a training one");
+  mr.state.clear();
+  mr.framework = "megatorn";
+  EXPECT_EQ(EstimateMemory(Builtin(), mr).status().message().rfind("parameter 'framework': unknown framework", 0), 0u);
+
+  TrainingRequest tr = Llama8bOn("h100", 8);
+  tr.state = "deepspeed";
+  auto s = ResolveTrainingSetup(Builtin(), tr);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ((*s)->state.main_grads, DType::kBf16);
+  EXPECT_EQ((*s)->framework->name, "megatron-core");
+
+  // --grad-precision bf16 on Megatron-Core: 2 + 2 + 12 = 16 bytes per
+  // parameter in predict and memory alike (the optimizer then adds the
+  // fp32 copy of the 16-bit grads: Megatron's fp32_grad_copy, 4 more).
+  tr.state.clear();
+  tr.grad_dtype = "bf16";
+  s = ResolveTrainingSetup(Builtin(), tr);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  TrainingConfigRequest q;
+  q.zero = 0;
+  StatusOr<PredictResult> p = PredictTraining(**s, *ResolveTrainingConfig(**s, q));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  MemoryRequest same;
+  same.model = tr.model;
+  same.seq_len = 8192;
+  same.gpus = 8;
+  same.zero = 0;
+  same.grad_dtype = "bf16";
+  StatusOr<MemoryReport> g = EstimateMemory(Builtin(), same);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_DOUBLE_EQ(p->prediction.memory.gradients, 2 * 8'030'261'248.0);
+  EXPECT_DOUBLE_EQ(p->prediction.memory.gradients, g->per_gpu.state.gradients_bytes);
+  EXPECT_DOUBLE_EQ(p->prediction.memory.optimizer, 16 * 8'030'261'248.0);
+  EXPECT_DOUBLE_EQ(p->prediction.memory.optimizer, g->per_gpu.state.optimizer_bytes);
+  tr.grad_dtype = "fp7";
+  EXPECT_EQ(ResolveTrainingSetup(Builtin(), tr).status().message().rfind("parameter 'grad_dtype'", 0), 0u);
+}
+
 }  // namespace
 }  // namespace mfu

@@ -6,11 +6,15 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/model_flags.h"
+#include "mfu/catalog.h"
+#include "mfu/file_system.h"
 #include "mfu/memory.h"
 #include "mfu/report_count.h"
+#include "mfu/training_setup.h"
 
 namespace mfu::cli {
 namespace {
@@ -31,10 +35,14 @@ class MemoryCommand final : public Command {
     app.add_option("--recompute", r.recompute, "none, selective, selective-literal, full")->capture_default_str();
     app.add_flag("--no-flash", no_flash_, "Attention stores the a*s^2 softmax (no flash attention)");
     app.add_flag("--sp", r.sequence_parallel, "Sequence parallelism (shards the replicated activations)");
-    app.add_option(
-           "--state", r.state,
-           "Stored dtypes per parameter: megatron (18 B), torchtitan-fsdp (16 B), deepspeed (16 B), bf16 (16 B)")
+    app.add_option("--framework", r.framework,
+                   "Training framework (data/frameworks/frameworks.csv) whose stored dtypes are counted: "
+                   "megatron-core (18 B/param), torchtitan (16 B), deepspeed (16 B), ...")
         ->capture_default_str();
+    app.add_option("--framework-file", framework_files_, "CSV adding or changing framework profiles; repeatable")
+        ->allow_extra_args(false);
+    app.add_option("--state", r.state,
+                   "Another training framework whose stored dtypes to count [default: --framework's]");
     app.add_option("--weight-precision", r.weight_dtype, "Stored weight precision [default: the --state's]");
     app.add_option("--grad-precision", r.grad_dtype, "Main gradient precision [default: the --state's]");
     app.add_option("--optimizer", r.optimizer, "adam (mixed precision), adam-fp32, sgd")
@@ -61,7 +69,10 @@ class MemoryCommand final : public Command {
     if (seq_len_option_->count() > 0)
       request_.seq_len = seq_len_;
     request_.flash_attention = !no_flash_;
-    MFU_ASSIGN_OR_RETURN(MemoryReport report, EstimateMemory(request_));
+    CatalogFiles files;
+    files.frameworks = framework_files_;
+    MFU_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(RealFileSystem(), files));
+    MFU_ASSIGN_OR_RETURN(MemoryReport report, EstimateMemory(catalog, request_));
     ctx.out << (json_ ? RenderMemoryJson(report) : RenderMemoryText(report, ctx.text));
     return Status::Ok();
   }
@@ -69,6 +80,7 @@ class MemoryCommand final : public Command {
  private:
   ModelFlags model_;
   MemoryRequest request_;
+  std::vector<std::string> framework_files_;
   CLI::Option* seq_len_option_ = nullptr;
   int64_t seq_len_ = 4096;
   bool no_flash_ = false;

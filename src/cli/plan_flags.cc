@@ -33,8 +33,9 @@ void SetupFlags::Register(CLI::App& app) {
       "--attention", r.attention,
       "Attention kernel: flash (the framework's), best (cudnn/fa3/fa4), fa2, triton, unfused [default: framework]");
   app.add_option("--state", r.state,
-                 "Stored dtypes per parameter: megatron, torchtitan-fsdp, deepspeed, bf16 (docs/memory.md)")
-      ->capture_default_str();
+                 "Another training framework whose stored dtypes to count (docs/memory.md) [default: --framework's]");
+  app.add_option("--weight-precision", r.weight_dtype, "Stored weight precision [default: the framework's]");
+  app.add_option("--grad-precision", r.grad_dtype, "Main gradient precision [default: the framework's]");
   app.add_option("--moe-imbalance", r.moe_imbalance,
                  "Tokens of the busiest expert rank / the mean (MoE) [default: 1, balanced routing]");
 }

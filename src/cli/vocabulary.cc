@@ -66,10 +66,10 @@ const std::vector<FlagSpec> kVocabulary = {
     {"trace: tokens one rank processed per step", "--tokens-per-step", "", "", "trace", K::kScaled, 0, kMaxCount},
     // Precisions.
     {"precision of the GEMMs / MFU denominator", "--precision", "-p", "", "calc predict plan trace log", K::kText},
-    {"stored weight precision", "--weight-precision", "", "--weight-dtype", "memory infer", K::kText},
-    {"main gradient precision", "--grad-precision", "", "--grad-dtype", "memory", K::kText},
+    {"stored weight precision", "--weight-precision", "", "--weight-dtype", "memory " TRAIN_CMDS " infer", K::kText},
+    {"main gradient precision", "--grad-precision", "", "--grad-dtype", "memory " TRAIN_CMDS, K::kText},
     {"KV-cache precision", "--kv-precision", "", "--kv-dtype", "memory infer", K::kText},
-    {"stored training state preset", "--state", "", "", "memory " TRAIN_CMDS, K::kText},
+    {"training framework whose stored dtypes are counted", "--state", "", "", "memory " TRAIN_CMDS, K::kText},
     {"optimizer (adam, adam-fp32, sgd)", "--optimizer", "", "", "memory", K::kText},
     // What is counted.
     {"FLOPs convention", "--convention", "-c", "", "flops calc predict plan infer trace log", K::kText},
@@ -110,8 +110,8 @@ const std::vector<FlagSpec> kVocabulary = {
     {"largest context parallel size to try", "--max-cp", "", "", "plan", K::kInteger, 1, kMaxParallel},
     {"tensor parallelism across nodes", "--tp-across-nodes", "", "", "plan", K::kSwitch},
     // The framework and the performance model's tables.
-    {"framework profile", "--framework", "", "", TRAIN_CMDS " infer", K::kText},
-    {"framework table file (repeatable)", "--framework-file", "", "", TRAIN_CMDS " infer", K::kText},
+    {"framework profile", "--framework", "", "", "memory " TRAIN_CMDS " infer", K::kText},
+    {"framework table file (repeatable)", "--framework-file", "", "", "memory " TRAIN_CMDS " infer", K::kText},
     {"efficiency table file (repeatable)", "--efficiency-file", "", "", TRAIN_CMDS " infer calibrate kernels",
      K::kText},
     {"attention kernel", "--attention", "", "", TRAIN_CMDS, K::kText},

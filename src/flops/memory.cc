@@ -4,10 +4,8 @@
 #include <cmath>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "base/check.h"
-#include "base/strings.h"
 
 namespace mfu {
 namespace {
@@ -59,28 +57,6 @@ LayerActivations PerLayer(const ModelSpec& spec, const LayerSpec& layer, double 
 }
 
 }  // namespace
-
-StatusOr<TrainingStateDtypes> TrainingStatePreset(std::string_view name) {
-  TrainingStateDtypes d;  // "megatron"
-  if (name == "megatron")
-    return d;
-  if (name == "torchtitan-fsdp") {
-    d.weights = DType::kFp32;  // the sharded parameters are the master copy
-    d.fp32_master = false;
-    d.fp32_grad_copy = false;
-    return d;
-  }
-  if (name == "deepspeed" || name == "bf16") {
-    d.main_grads = DType::kBf16;
-    d.fp32_grad_copy = false;
-    return d;
-  }
-  std::vector<std::string> names(kTrainingStatePresets.begin(), kTrainingStatePresets.end());
-  const std::string close = base::ClosestMatch(name, names);
-  return InvalidArgumentError("unknown training state '" + std::string(name) + "'" +
-                              (close.empty() ? "" : " (did you mean '" + close + "'?)") +
-                              "; known: " + base::Join(names, ", "));
-}
 
 TrainingState TrainingStateBytes(const TrainingStateDtypes& d, int zero_stage, const StateSharding& s) {
   MFU_CHECK(zero_stage >= 0 && zero_stage <= 3);

@@ -17,22 +17,9 @@ namespace {
 using base::Param;
 using flops_internal::kDefaultSeqLen;
 
-// --state, then the dtype and optimizer overrides.
+// The framework's state, then the dtype and optimizer overrides.
 StatusOr<TrainingStateDtypes> ResolveState(const MemoryRequest& r) {
-  StatusOr<TrainingStateDtypes> preset = TrainingStatePreset(r.state);
-  if (!preset.ok())
-    return InvalidArgumentError(Param("state") + ": " + preset.status().message());
-  TrainingStateDtypes d = *preset;
-  for (auto [param, text, dtype, name] : {std::tuple{"weight_dtype", &r.weight_dtype, &d.weights, &d.weights_name},
-                                          std::tuple{"grad_dtype", &r.grad_dtype, &d.main_grads, &d.main_grads_name}}) {
-    if (text->empty())
-      continue;
-    StatusOr<DType> parsed = ParseStorageDType(*text);
-    if (!parsed.ok())
-      return InvalidArgumentError(Param(param) + ": " + parsed.status().message());
-    *dtype = *parsed;
-    *name = StorageDTypeName(*text);
-  }
+  MFU_ASSIGN_OR_RETURN(TrainingStateDtypes d, OverrideStateDTypes(r.framework_state, r.weight_dtype, r.grad_dtype));
   if (r.optimizer == "adam-fp32" && d.weights != DType::kFp32) {
     return InvalidArgumentError(Param("optimizer") + " adam-fp32 means fp32 weights; add " + Param("weight_dtype") +
                                 " fp32 or use adam");
@@ -107,17 +94,33 @@ void AddNotes(const MemoryRequest& r, MemoryReport& e) {
                        "KV cache context not given: the sequence length, " + std::to_string(e.kv_context) +
                            " tokens; give " + Param("context") + " for the serving context"});
   }
-  if (r.state == "megatron" && r.optimizer == "adam" && r.weight_dtype.empty() && r.grad_dtype.empty()) {
+  if (r.framework == "megatron-core" && r.state.empty() && r.optimizer == "adam" && r.weight_dtype.empty() &&
+      r.grad_dtype.empty()) {
     char bytes[32];
     std::snprintf(bytes, sizeof bytes, "%.0f", e.state_bytes_per_param);
     e.notes.push_back({NoteKind::kAssumption, "default_state",
                        std::string("training state: Megatron-Core's mixed precision with Adam (") + bytes +
-                           " bytes per parameter before sharding), the default; give " + Param("state") +
-                           " (torchtitan-fsdp, deepspeed, bf16) or " + Param("optimizer") + " for another"});
+                           " bytes per parameter before sharding), the default framework; give " + Param("framework") +
+                           " (torchtitan, composer, deepspeed, ...) or " + Param("optimizer") + " for another"});
   }
 }
 
 }  // namespace
+
+StatusOr<TrainingStateDtypes> OverrideStateDTypes(TrainingStateDtypes d, const std::string& weight_dtype,
+                                                  const std::string& grad_dtype) {
+  for (auto [param, text, dtype, name] : {std::tuple{"weight_dtype", &weight_dtype, &d.weights, &d.weights_name},
+                                          std::tuple{"grad_dtype", &grad_dtype, &d.main_grads, &d.main_grads_name}}) {
+    if (text->empty())
+      continue;
+    StatusOr<DType> parsed = ParseStorageDType(*text);
+    if (!parsed.ok())
+      return InvalidArgumentError(Param(param) + ": " + parsed.status().message());
+    *dtype = *parsed;
+    *name = StorageDTypeName(*text);
+  }
+  return d;
+}
 
 double StateBytesPerParam(const TrainingStateDtypes& dtypes) {
   StateSharding one;
@@ -145,7 +148,7 @@ StatusOr<MemoryReport> EstimateMemory(const MemoryRequest& r) {
   }
   MemoryReport e;
   e.model = r.model;
-  e.state = r.state;
+  e.state = r.state.empty() ? r.framework : r.state;
   e.optimizer = r.optimizer;
   MFU_ASSIGN_OR_RETURN(e.dtypes, ResolveState(r));
   e.state_bytes_per_param = StateBytesPerParam(e.dtypes);

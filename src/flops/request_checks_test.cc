@@ -189,7 +189,7 @@ TEST(EstimateMemory, NotesTheDefaultsThatChangeTheAnswer) {
     EXPECT_EQ(n.kind, NoteKind::kAssumption);
   r.seq_len = 8192;
   r.context = 32768;
-  r.state = "bf16";
+  r.framework = "deepspeed";  // only echoed: the note is for the default framework
   m = EstimateMemory(r);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_TRUE(m->notes.empty());

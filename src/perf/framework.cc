@@ -3,6 +3,7 @@
 
 #include "mfu/framework.h"
 
+#include <functional>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -34,6 +35,57 @@ StatusOr<CpMode> ParseCpMode(std::string_view text) {
   if (v == "alltoall" || v == "a2a" || v == "ulysses")
     return CpMode::kAllToAll;
   return ParseError("'" + v + "' is not ring, allgather or alltoall");
+}
+
+// A column of the training state (FrameworkProfile::state); an empty cell
+// (serving rows) keeps the row's value.
+template <typename T>
+Col StateColumn(const char* name, T TrainingStateDtypes::*member, std::function<StatusOr<T>(std::string_view)> parse,
+                std::function<std::string(T)> write) {
+  Col c;
+  c.name = name;
+  c.parse = [member, parse](std::string_view text, FrameworkProfile& row) -> Status {
+    if (text.empty())
+      return Status::Ok();
+    MFU_ASSIGN_OR_RETURN(row.state.*member, parse(text));
+    return Status::Ok();
+  };
+  c.merge = [member](const FrameworkProfile& from, FrameworkProfile& to) { to.state.*member = from.state.*member; };
+  c.write = [member, write](const FrameworkProfile& row) { return write(row.state.*member); };
+  return c;
+}
+
+// A stored dtype: fp32, bf16, fp16 or fp8.
+Col StateDType(const char* name, DType TrainingStateDtypes::*member) {
+  return StateColumn<DType>(
+      name, member,
+      [](std::string_view text) -> StatusOr<DType> {
+        const std::string v = base::ToLower(text);
+        for (DType d : {DType::kFp32, DType::kBf16, DType::kFp16, DType::kFp8}) {
+          if (v == DTypeName(d))
+            return d;
+        }
+        return ParseError("'" + v + "' is not fp32, bf16, fp16 or fp8");
+      },
+      [](DType d) { return std::string(DTypeName(d)); });
+}
+
+Col StateFlag(const char* name, bool TrainingStateDtypes::*member) {
+  return StateColumn<bool>(
+      name, member, [](std::string_view text) { return base::ParseBoolCell(text); },
+      [](bool v) { return std::string(v ? "1" : "0"); });
+}
+
+// Optimizer moments per parameter: 0 (plain SGD), 1 (momentum), 2 (Adam).
+Col StateMoments() {
+  return StateColumn<int>(
+      "moments", &TrainingStateDtypes::moments_per_param,
+      [](std::string_view text) -> StatusOr<int> {
+        MFU_ASSIGN_OR_RETURN(int64_t v,
+                             base::ParseIntegerCell(text, base::Bounds::Interval(0, 2), "'{}' is not 0, 1 or 2"));
+        return static_cast<int>(v);
+      },
+      [](int v) { return std::to_string(v); });
 }
 
 StatusOr<AttentionKernel> ParseAttentionCell(std::string_view text) {
@@ -81,6 +133,13 @@ const base::TableSchema<FrameworkProfile>& Schema() {
         base::BoolColumn("zero3_per_tensor", &FrameworkProfile::zero3_per_tensor),
         base::NumberColumn("moe_sync_us", &FrameworkProfile::moe_sync_us, base::Bounds::Interval(0, 10000))
             .Unit("us", "host synchronisation per MoE layer and pass"),
+        StateDType("weights_dtype", &TrainingStateDtypes::weights),
+        StateDType("compute_dtype", &TrainingStateDtypes::compute),
+        StateDType("main_grads_dtype", &TrainingStateDtypes::main_grads),
+        StateFlag("fp32_master", &TrainingStateDtypes::fp32_master),
+        StateFlag("fp32_grad_copy", &TrainingStateDtypes::fp32_grad_copy),
+        StateDType("moments_dtype", &TrainingStateDtypes::moments),
+        StateMoments(),
         base::TextColumn("source", &FrameworkProfile::source),
     };
     return s;
@@ -174,6 +233,18 @@ StatusOr<const FrameworkProfile*> FrameworkDb::Find(std::string_view name) const
   return InvalidArgumentError("unknown framework '" + key + "'" +
                               (closest.empty() ? std::string() : " (did you mean '" + closest + "'?)") +
                               "; known: " + base::Join(names, ", "));
+}
+
+StatusOr<const FrameworkProfile*> FrameworkDb::FindTraining(std::string_view name) const {
+  std::string key = base::ToLower(base::Trim(name));
+  if (key == "megatron")
+    key = "megatron-core";
+  else if (key == "torchtitan-fsdp")
+    key = "torchtitan";
+  MFU_ASSIGN_OR_RETURN(const FrameworkProfile* p, Find(key));
+  if (p->kind != "training")
+    return InvalidArgumentError(p->name + " is a " + p->kind + " framework; training needs a training one");
+  return p;
 }
 
 }  // namespace mfu

@@ -9,6 +9,7 @@
 
 #include "mfu/cluster.h"
 #include "mfu/flops.h"
+#include "mfu/framework.h"
 #include "mfu/hwdb.h"
 #include "mfu/memory.h"
 #include "mfu/model.h"
@@ -664,20 +665,21 @@ struct SameMemoryCase {
 TEST(PerfModelMemory, SameBytesAsMfuMemory) {
   const SameMemoryCase cases[] = {
       // The docs/plan.md predict example, then its other ZeRO stages.
-      {"llama-3.1-70b", 64, 8192, 8, 4, 5, 1, 1, 1, 128, 1, "megatron", Recompute::kNone, true},
-      {"llama-3.1-70b", 64, 8192, 8, 4, 5, 1, 1, 1, 128, 0, "megatron", Recompute::kNone, true},
+      {"llama-3.1-70b", 64, 8192, 8, 4, 5, 1, 1, 1, 128, 1, "megatron-core", Recompute::kNone, true},
+      {"llama-3.1-70b", 64, 8192, 8, 4, 5, 1, 1, 1, 128, 0, "megatron-core", Recompute::kNone, true},
       {"llama-3.1-70b", 64, 8192, 8, 4, 1, 1, 1, 1, 128, 2, "deepspeed", Recompute::kSelective, true},
-      {"llama-3.1-70b", 64, 8192, 8, 1, 1, 1, 1, 2, 128, 3, "torchtitan-fsdp", Recompute::kFull, true},
-      {"llama-3.1-8b", 16, 8192, 2, 1, 1, 2, 1, 2, 64, 3, "torchtitan-fsdp", Recompute::kNone, false},
-      {"mixtral-8x7b", 64, 4096, 2, 2, 1, 1, 8, 1, 256, 1, "megatron", Recompute::kNone, true},
-      {"mixtral-8x7b", 64, 4096, 1, 2, 1, 2, 4, 1, 256, 3, "bf16", Recompute::kSelective, true},
+      {"llama-3.1-70b", 64, 8192, 8, 1, 1, 1, 1, 2, 128, 3, "torchtitan", Recompute::kFull, true},
+      {"llama-3.1-8b", 16, 8192, 2, 1, 1, 2, 1, 2, 64, 3, "torchtitan", Recompute::kNone, false},
+      {"mixtral-8x7b", 64, 4096, 2, 2, 1, 1, 8, 1, 256, 1, "megatron-core", Recompute::kNone, true},
+      {"mixtral-8x7b", 64, 4096, 1, 2, 1, 2, 4, 1, 256, 3, "composer", Recompute::kSelective, true},
   };
   for (const SameMemoryCase& k : cases) {
     SCOPED_TRACE(std::string(k.model) + " state " + k.state + " zero " + std::to_string(k.zero));
     StatusOr<ModelSpec> model = LoadModel(mfu::RealFileSystem(), k.model);
     ASSERT_TRUE(model.ok()) << model.status().message();
-    StatusOr<TrainingStateDtypes> state = TrainingStatePreset(k.state);
-    ASSERT_TRUE(state.ok());
+    StatusOr<const FrameworkProfile*> framework = (*FrameworkDb::Builtin())->FindTraining(k.state);
+    ASSERT_TRUE(framework.ok()) << framework.status().message();
+    const TrainingStateDtypes* state = &(*framework)->state;
     const PerfModel pm = Make(*model, k.seq, k.gpus, "dgx-h100");
     TrainingConfig c = Config(k.tp, k.pp, k.zero, k.mbs, k.gbs);
     c.vpp = k.vpp;

@@ -90,6 +90,18 @@ TEST(Cli, MemoryAndModels) {
   EXPECT_NE(l.out.find("deepseek-v3"), std::string::npos);
 }
 
+// mfu memory --framework counts the framework row's stored dtypes, as predict does.
+TEST(Cli, MemoryFramework) {
+  Result m = RunMfu({"memory", "--model", "llama-3.1-8b", "--framework", "torchtitan", "--json"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  auto j = nlohmann::json::parse(m.out);
+  EXPECT_EQ(j["training"]["state"], "torchtitan");
+  EXPECT_EQ(j["training"]["state_bytes_per_param"], 16.0);  // fp32 shards 4 + fp32 grads 4 + two moments 8
+  ExpectOneLineError(RunMfu({"memory", "--model", "llama-3.1-8b", "--framework", "vllm"}), 2, "--framework");
+  ExpectOneLineError(RunMfu({"memory", "--model", "llama-3.1-8b", "--state", "torchtitn"}), 2,
+                     "did you mean 'torchtitan'");
+}
+
 TEST(Cli, HelpAndVersion) {
   Result top = RunMfu({"--help"});
   EXPECT_EQ(top.exit_code, 0);

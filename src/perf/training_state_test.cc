@@ -1,0 +1,105 @@
+// The training state of each framework profile (FrameworkProfile::state,
+// data/frameworks/frameworks.csv): bytes per parameter against each
+// framework's documented accounting, the loader's state columns and
+// FindTraining.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "mfu/framework.h"
+#include "mfu/memory.h"
+
+namespace mfu {
+namespace {
+
+const FrameworkDb& Db() {
+  return **FrameworkDb::Builtin();
+}
+
+TrainingState OneParam(const TrainingStateDtypes& d, int zero, double shard) {
+  StateSharding s;
+  s.dense_params = 1;
+  s.dense_shard = shard;
+  return TrainingStateBytes(d, zero, s);
+}
+
+struct Accounting {
+  const char* framework;
+  double weights, gradients, optimizer;  // bytes per parameter, unsharded
+};
+
+// Megatron-LM docs/api-guide/dist_optimizer.md: "bf16 parameters, fp32
+// gradients: 18" (2 + 4 + 4 master + 8 moments) and "fp16 parameters, fp16
+// gradients: 20" (2 + 2 + 4 master + 4 fp32 grad copy + 8); NeMo's
+// bf16_mixed (grad_reduce_in_fp32=True) is the first. ZeRO (Rajbhandari et
+// al. 2020, section 3.1): 2 + 2 + K, K = 12. torchtitan FSDP2 and Composer
+// FSDP1: fp32 sharded parameters (the master), fp32 gradients, two fp32
+// moments: 4 + 4 + 8.
+constexpr Accounting kAccounting[] = {
+    {"megatron-core", 2, 4, 12},    {"nemo", 2, 4, 12},
+    {"megatron-lm-2021", 2, 2, 16}, {"torchtitan", 4, 4, 8},
+    {"composer", 4, 4, 8},          {"deepspeed", 2, 2, 12},
+    {"deepspeed-2021", 2, 2, 12},   {"megatron-deepspeed", 2, 2, 12},
+};
+
+TEST(FrameworkTrainingState, BytesPerParameterFromTheCitedDocs) {
+  for (const Accounting& a : kAccounting) {
+    SCOPED_TRACE(a.framework);
+    StatusOr<const FrameworkProfile*> p = Db().FindTraining(a.framework);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    const TrainingState t = OneParam((*p)->state, 0, 1);
+    EXPECT_DOUBLE_EQ(t.weights_bytes, a.weights);
+    EXPECT_DOUBLE_EQ(t.gradients_bytes, a.gradients);
+    EXPECT_DOUBLE_EQ(t.optimizer_bytes, a.optimizer);
+    EXPECT_NE((*p)->source.find("state:"), std::string::npos) << "the state columns are cited";
+  }
+  // Every training row is in the table above.
+  int training = 0;
+  for (const FrameworkProfile& p : Db().all())
+    training += p.kind == "training";
+  EXPECT_EQ(training, static_cast<int>(std::size(kAccounting)));
+}
+
+// The distributed optimizer over d ranks: 6 + 12/d (Megatron's table);
+// torchtitan's FSDP shards all 16 (plus the gathered layers, not here).
+TEST(FrameworkTrainingState, ShardedAccounting) {
+  const TrainingStateDtypes& mc = (*Db().FindTraining("megatron-core"))->state;
+  const TrainingStateDtypes& tt = (*Db().FindTraining("torchtitan"))->state;
+  for (double d : {1.0, 8.0, 64.0}) {
+    EXPECT_DOUBLE_EQ(OneParam(mc, 1, d).total_bytes(), 6 + 12 / d);
+    EXPECT_DOUBLE_EQ(OneParam(tt, 3, d).total_bytes(), 16 / d);
+  }
+  EXPECT_EQ(tt.compute, DType::kBf16);  // what FSDP2 gathers (param_dtype)
+  // The struct's defaults are Megatron-Core's row (what a bare
+  // TrainingMemoryOptions counts).
+  EXPECT_EQ(mc, TrainingStateDtypes{});
+}
+
+TEST(FrameworkTrainingState, FindTrainingAliasesAndErrors) {
+  EXPECT_EQ((*Db().FindTraining("megatron"))->name, "megatron-core");
+  EXPECT_EQ((*Db().FindTraining("torchtitan-fsdp"))->name, "torchtitan");
+  StatusOr<const FrameworkProfile*> serving = Db().FindTraining("vllm");
+  ASSERT_FALSE(serving.ok());
+  EXPECT_EQ(serving.status().message(), "vllm is a serving framework; training needs a training one");
+  StatusOr<const FrameworkProfile*> typo = Db().FindTraining("torchtitn");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("did you mean 'torchtitan'"), std::string::npos) << typo.status().message();
+}
+
+TEST(FrameworkTrainingState, OverrideFileSetsAndChecksTheColumns) {
+  FrameworkDb db = Db();
+  ASSERT_TRUE(db.AddCsv("name,main_grads_dtype,fp32_grad_copy\nmegatron-core,bf16,0\n", "t.csv").ok());
+  EXPECT_DOUBLE_EQ(OneParam((*db.Find("megatron-core"))->state, 0, 1).total_bytes(), 16);
+  Status bad = db.AddCsv("name,weights_dtype\nmegatron-core,fp7\n", "t.csv");
+  EXPECT_EQ(bad.code(), StatusCode::kParse);
+  EXPECT_NE(bad.message().find("'fp7' is not fp32, bf16, fp16 or fp8"), std::string::npos) << bad.message();
+  EXPECT_FALSE(db.AddCsv("name,moments\nmegatron-core,3\n", "t.csv").ok());
+  // The table written back reads back equal, serving rows included.
+  FrameworkDb again;
+  ASSERT_TRUE(again.AddCsv(Db().ToCsv(), "round-trip").ok());
+  EXPECT_EQ(again.ToCsv(), Db().ToCsv());
+}
+
+}  // namespace
+}  // namespace mfu
