@@ -202,7 +202,8 @@ struct GenericModelOptions {
   int64_t position_embeddings = 0;  // learned position rows, 0 for RoPE/ALiBi
 };
 // Builds and validates a generic model. Errors: kInvalidArgument naming the
-// flag (e.g. "--heads: 0 must be positive", "--top-k 9 exceeds --experts 8").
+// field as Param does (e.g. "parameter 'heads': required and must be
+// positive, got 0", "parameter 'top_k': 9 exceeds parameter 'experts' 8").
 StatusOr<ModelSpec> BuildGenericModel(const GenericModelOptions& options);
 
 // Checks invariants and sane ranges (positive sizes, heads dividing hidden

@@ -113,6 +113,10 @@ struct PeakFallbacks {
   // What a traced kernel's dtype takes (mfu trace): kernel_math only, since
   // a bf16 kernel cannot run on a device without bf16 at its fp16 rate.
   static constexpr PeakFallbacks Kernel() { return {false, true}; }
+  // What a traced job's stated precision takes (mfu trace --precision): a
+  // job's rule, as predict applies it to the same precision, and the kernel
+  // math rule for tf32 and fp64 tensor.
+  static constexpr PeakFallbacks StatedTracePrecision() { return {true, true}; }
   // The listed peak only (mfu log, fleet telemetry): a precision the device
   // does not list is reported as such ("no dense bf16 peak") rather than
   // measured against another type's peak.
@@ -123,6 +127,10 @@ struct PeakFallbacks {
 // one fallback rule every job uses (`fallbacks`, by default a job's:
 // bf16 <-> fp16). 0 when neither is listed (FP8 on an A100).
 double DensePeakFlops(const Accelerator& gpu, DType precision, PeakFallbacks fallbacks = PeakFallbacks::Job());
+// The precision whose listed peak DensePeakFlops returns: `precision` when
+// `gpu` lists it (or lists neither it nor its fallback), else the fallback
+// taken (kFp16 for a bf16 job on a V100), for a result to mark.
+DType DensePeakPrecision(const Accelerator& gpu, DType precision, PeakFallbacks fallbacks = PeakFallbacks::Job());
 
 // ------------------------------------------------------------------- Notes
 

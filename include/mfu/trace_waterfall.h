@@ -62,12 +62,20 @@ struct ModelStepInput {
   // false: one forward per token (inference prefill, evaluation).
   bool training = true;
   // The peak the model MFU divides by; unset: the dtype carrying most
-  // executed matrix FLOPs in the window (BF16 when none).
+  // executed matrix FLOPs in the window (BF16 when none). A stated precision
+  // the accelerator lists no peak of takes the fallback predict takes
+  // (bf16 <-> fp16; PeakFallbacks::StatedTracePrecision), marked in
+  // ModelStepMfu::peak_precision; an inferred one only the kernel math rule.
   std::optional<DType> precision;
 };
 
 struct ModelStepMfu {
   DType precision = DType::kBf16;
+  // The precision whose listed peak is peak_flops_per_s: `precision`, or the
+  // fallback DensePeakFlops took where the accelerator lists no peak of it
+  // (fp16 for a stated bf16 on a V100, the rule predict uses).
+  DType peak_precision = DType::kBf16;
+  bool peak_fallback() const { return peak_precision != precision; }
   double peak_flops_per_s = 0;
   double model_flops = 0;     // per step, the MFU numerator
   double hardware_flops = 0;  // model + recompute, the HFU numerator

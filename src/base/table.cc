@@ -86,6 +86,29 @@ std::string CsvField(std::string_view field, bool quote) {
   return out + "\"";
 }
 
+TableSchema<TextCells> TextCellsSchema(const std::vector<std::string>& in_header,
+                                       const std::vector<std::string>& optional, bool ignore_unknown) {
+  TableSchema<TextCells> schema;
+  schema.ignore_unknown_columns = ignore_unknown;
+  for (const std::vector<std::string>* names : {&in_header, &optional}) {
+    for (const std::string& name : *names) {
+      Column<TextCells> c;
+      c.name = name;
+      c.in_header = names == &in_header;
+      c.parse = [name](std::string_view text, TextCells& row) {
+        row.cells.insert_or_assign(name, std::string(text));
+        return Status::Ok();
+      };
+      c.merge = [name](const TextCells& from, TextCells& to) {
+        to.cells.insert_or_assign(name, std::string(from.Get(name)));
+      };
+      c.write = [name](const TextCells& row) { return std::string(row.Get(name)); };
+      schema.columns.push_back(std::move(c));
+    }
+  }
+  return schema;
+}
+
 StatusOr<std::vector<size_t>> MapTableHeader(const CsvTable& table, const std::vector<std::string>& names,
                                              const std::vector<std::vector<std::string>>& aliases,
                                              const std::vector<std::string>& required, const std::string& where,

@@ -101,6 +101,7 @@ struct Column {
   std::string unit;                  // "GB/s", "" for text
   std::string doc;                   // one line for the data README and `--help`
   bool required_for_new = false;     // a new id must give it; an override may omit it
+  bool in_header = false;            // the header must name it; its cells may be empty
   bool always_quote = false;         // written in double quotes even when plain (prose)
   bool verbatim = false;             // the cell is not trimmed (a pattern whose spaces matter)
   // Parses trimmed `text` into `row`; the error's message follows "column 'NAME': ".
@@ -112,6 +113,10 @@ struct Column {
 
   Column& Required() {
     required_for_new = true;
+    return *this;
+  }
+  Column& InHeader() {
+    in_header = true;
     return *this;
   }
   Column& Quoted() {
@@ -130,6 +135,20 @@ struct Column {
     unit = std::move(u);
     doc = std::move(d);
     return *this;
+  }
+};
+
+// A row read as text, cell by column name: for a reader that interprets its
+// cells itself (kernel figures, whose columns depend on the row's kind;
+// training runs, whose rows are skipped with a reason; operator profiles,
+// one row of several samples). The loader still checks the header, reads
+// the CSV, trims the cells and locates each row ("origin:LINE").
+struct TextCells {
+  std::map<std::string, std::string, std::less<>> cells;
+  // The trimmed cell of `column`, "" when empty or when the header lacks it.
+  std::string_view Get(std::string_view column) const {
+    auto it = cells.find(column);
+    return it == cells.end() ? std::string_view() : std::string_view(it->second);
   }
 };
 
@@ -293,6 +312,13 @@ struct TableSchema {
   bool keyed() const { return id != nullptr; }
 };
 
+// An ordered table of text cells (TextCells): `in_header` columns must be in
+// the header (their cells may be empty), `optional` ones may be absent; any
+// other column is rejected with a did-you-mean, or skipped with
+// `ignore_unknown` (an export whose other columns describe the row).
+TableSchema<TextCells> TextCellsSchema(const std::vector<std::string>& in_header,
+                                       const std::vector<std::string>& optional = {}, bool ignore_unknown = false);
+
 // A keyed table of `noun`s whose id lives in column `id_column`, member `id`.
 template <typename Row>
 TableSchema<Row> KeyedSchema(std::string noun, std::string id_column, std::string Row::*id) {
@@ -336,7 +362,7 @@ StatusOr<std::vector<TableRow<Row>>> ParseTableRows(const TableSchema<Row>& sche
   for (const Column<Row>& c : schema.columns) {
     names.push_back(c.name);
     aliases.push_back(c.aliases);
-    if (!schema.keyed() && c.required_for_new)
+    if ((!schema.keyed() && c.required_for_new) || c.in_header)
       required.push_back(c.name);
   }
   MFU_ASSIGN_OR_RETURN(

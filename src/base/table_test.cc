@@ -243,5 +243,26 @@ TEST(Table, IgnoredColumnsAndVerbatimCells) {
   EXPECT_EQ(ParseTableCsv(s, "pattern,extra\na,b\n", "r.csv").status().message(), "r.csv:1: unknown column 'extra'");
 }
 
+// TextCellsSchema: a reader that interprets its cells itself. In-header
+// columns must be named (their cells may be empty), optional ones may be
+// absent, and each row keeps its trimmed cells and its location.
+TEST(Table, TextCells) {
+  const TableSchema<TextCells> s = TextCellsSchema({"id", "kind"}, {"notes"});
+  StatusOr<std::vector<TableRow<TextCells>>> rows = ParseTableRows(s, "id,kind\n a ,\nb,gemm\n", "t.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].value.Get("id"), "a");
+  EXPECT_EQ((*rows)[0].value.Get("kind"), "");   // empty, yet in the header
+  EXPECT_EQ((*rows)[0].value.Get("notes"), "");  // not in the header
+  EXPECT_EQ((*rows)[1].where, "t.csv:3");
+  EXPECT_EQ((*rows)[1].value.Get("kind"), "gemm");
+  EXPECT_EQ(ParseTableRows(s, "id,notes\na,b\n", "t.csv").status().message(), "t.csv:1: missing column 'kind'");
+  EXPECT_EQ(ParseTableRows(s, "id,knd\na,b\n", "t.csv").status().message(),
+            "t.csv:1: unknown column 'knd' (did you mean 'kind'?)");
+  const TableSchema<TextCells> lenient = TextCellsSchema({"id", "kind"}, {}, /*ignore_unknown=*/true);
+  EXPECT_EQ(ParseTableRows(lenient, "id,knd\na,b\n", "t.csv").status().message(),
+            "t.csv:1: missing column 'kind' (the header has 'knd')");
+}
+
 }  // namespace
 }  // namespace mfu::base

@@ -3,49 +3,64 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <cmath>
 #include <initializer_list>
 #include <utility>
 
-#include "base/csv.h"
 #include "base/strings.h"
+#include "base/table.h"
 
 namespace mfu {
 
 namespace {
 
-// Not base/table.h: a row that cannot describe a run is skipped with its
-// reason rather than failing the file, cells are read by meaning (a model
-// family from its name, "14336 per expert", sharding prose) and the
-// descriptive columns are ignored; the loader is for typed, all-or-nothing
-// tables.
+// Read by base/table.h as text cells: a row that cannot describe a run is
+// skipped with its reason rather than failing the file, and cells are read
+// by meaning (a model family from its name, "14336 per expert", sharding
+// prose), so the loader checks the header and locates the rows, and this
+// file interprets the cells.
 //
 // The columns a row is read from. The CSV's other columns (year,
 // verification, hfu_pct...) describe the row and are ignored; optional
 // columns read as empty when the header lacks them.
-constexpr const char* kRequiredColumns[] = {"row_id", "source",  "model",    "layers",   "hidden",
-                                            "heads",  "seq_len", "gpu_type", "gpu_count"};
+const std::vector<std::string> kRequiredColumns = {"row_id", "source",  "model",    "layers",   "hidden",
+                                                   "heads",  "seq_len", "gpu_type", "gpu_count"};
+const std::vector<std::string> kOptionalColumns = {"attention",
+                                                   "cp",
+                                                   "dp",
+                                                   "ep",
+                                                   "ffn",
+                                                   "flops_convention",
+                                                   "framework",
+                                                   "framework_profile",
+                                                   "global_batch_seqs",
+                                                   "kv_heads",
+                                                   "mfu_pct",
+                                                   "micro_batch",
+                                                   "moe_experts",
+                                                   "moe_topk",
+                                                   "notes",
+                                                   "pp",
+                                                   "precision",
+                                                   "recompute",
+                                                   "seq_parallel",
+                                                   "source_ref",
+                                                   "step_time_s",
+                                                   "tflops_per_gpu",
+                                                   "tokens_per_s_per_gpu",
+                                                   "tokens_per_s_total",
+                                                   "tp",
+                                                   "vocab",
+                                                   "vpp",
+                                                   "zero_or_fsdp"};
 
 // A row-level problem: the row is skipped with this reason, never fatal.
 Status RowError(std::string reason) {
   return InvalidArgumentError(std::move(reason));
 }
 
-// One data row with access by column name.
-class Row {
- public:
-  Row(const base::CsvTable& table, size_t index) : table_(table), fields_(table.rows[index]) {}
-
-  // The trimmed field of `column`, "" when empty or when the header lacks it.
-  std::string_view Get(std::string_view column) const {
-    int i = table_.Column(column);
-    return i < 0 ? std::string_view() : base::Trim(fields_[static_cast<size_t>(i)]);
-  }
-
- private:
-  const base::CsvTable& table_;
-  const std::vector<std::string>& fields_;
-};
+// One data row: its trimmed cells by column name ("" when empty or when the
+// header lacks the column).
+using Row = base::TextCells;
 
 bool Contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
@@ -56,11 +71,10 @@ StatusOr<int64_t> PositiveInt(const Row& row, const char* column, int64_t fallba
   std::string_view text = row.Get(column);
   if (text.empty() && fallback > 0)
     return fallback;
-  int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value <= 0) {
-    return RowError(std::string("column '") + column + "': '" + std::string(text) + "' is not a positive integer");
-  }
+  static constexpr const char* kNotPositive = "'{}' is not a positive integer";
+  StatusOr<int64_t> value = base::ParseIntegerCell(text, base::Bounds().Min(1, kNotPositive), kNotPositive);
+  if (!value.ok())
+    return RowError(std::string("column '") + column + "': " + value.status().message());
   return value;
 }
 
@@ -69,11 +83,10 @@ StatusOr<double> OptionalNumber(const Row& row, const char* column) {
   std::string_view text = row.Get(column);
   if (text.empty())
     return 0.0;
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < 0) {
-    return RowError(std::string("column '") + column + "': '" + std::string(text) + "' is not a number");
-  }
+  static constexpr const char* kNotANumber = "'{}' is not a number";
+  StatusOr<double> value = base::ParseNumberCell(text, base::Bounds().Min(0, kNotANumber), kNotANumber);
+  if (!value.ok())
+    return RowError(std::string("column '") + column + "': " + value.status().message());
   return value;
 }
 
@@ -401,19 +414,15 @@ StatusOr<TrainingRun> ParseRun(const Row& row, int row_id) {
 }  // namespace
 
 StatusOr<TrainingRunSet> ParseTrainingRuns(std::string_view csv_text, std::string_view origin) {
-  MFU_ASSIGN_OR_RETURN(base::CsvTable table, base::ParseCsv(csv_text, origin));
-  for (const char* column : kRequiredColumns) {
-    if (table.Column(column) < 0) {
-      return ParseError(std::string(origin) + ":" + std::to_string(table.header_line) + ": missing column '" + column +
-                        "'");
-    }
-  }
+  static const base::TableSchema<Row> kSchema =
+      base::TextCellsSchema(kRequiredColumns, kOptionalColumns, /*ignore_unknown=*/true);
+  MFU_ASSIGN_OR_RETURN(std::vector<base::TableRow<Row>> rows, base::ParseTableRows(kSchema, csv_text, origin));
   TrainingRunSet set;
-  for (size_t r = 0; r < table.rows.size(); ++r) {
-    Row row(table, r);
+  for (const base::TableRow<Row>& cells : rows) {
+    const Row& row = cells.value;
     StatusOr<int64_t> row_id = PositiveInt(row, "row_id", 0);
     if (!row_id.ok()) {
-      set.skipped.push_back({0, "line " + std::to_string(table.line_numbers[r]) + ": " + row_id.status().message()});
+      set.skipped.push_back({0, "line " + std::to_string(cells.line) + ": " + row_id.status().message()});
       continue;
     }
     int id = static_cast<int>(std::min<int64_t>(*row_id, 1 << 30));

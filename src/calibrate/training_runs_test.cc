@@ -357,7 +357,9 @@ TEST(TrainingRunParseTest, UnusableRowsAreSkippedWithTheirReason) {
   EXPECT_EQ(SkipReason({{"recompute", "sometimes"}}),
             "row 7: column 'recompute': 'sometimes' is not full, selective or none");
   EXPECT_EQ(SkipReason({{"zero_or_fsdp", "HSDP"}}), "row 7: column 'zero_or_fsdp': 'HSDP' is not a known sharding");
-  EXPECT_EQ(SkipReason({{"heads", "15"}}).rfind("row 7: model: --heads: 15 does not divide --hidden 2048", 0), 0u);
+  EXPECT_EQ(SkipReason({{"heads", "15"}})
+                .rfind("row 7: model: parameter 'heads': 15 does not divide parameter 'hidden' 2048", 0),
+            0u);
   EXPECT_EQ(SkipReason({{"step_time_s", "fast"}}), "row 7: column 'step_time_s': 'fast' is not a number");
   TrainingRunSet set = ParseOne({{"row_id", "x"}});
   ASSERT_EQ(set.skipped.size(), 1u);
@@ -369,6 +371,15 @@ TEST(TrainingRunParseTest, MalformedCsvAndMissingColumnsAreParseErrors) {
   ASSERT_FALSE(set.ok());
   EXPECT_EQ(set.status().code(), StatusCode::kParse);
   EXPECT_EQ(set.status().message(), "x.csv:1: missing column 'layers'");
+  // A misspelt column (the header through base/table.h): the missing one
+  // names the header it looks like; descriptive columns (year) are ignored.
+  std::string misspelt = OneRow({});
+  misspelt.replace(misspelt.find("layers,"), 7, "layer,");
+  set = ParseTrainingRuns(
+      "year," + misspelt.substr(0, misspelt.find('\n') + 1) + "2021," + misspelt.substr(misspelt.find('\n') + 1),
+      "x.csv");
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().message(), "x.csv:1: missing column 'layers' (the header has 'layer')");
   std::string csv = OneRow({});
   csv += "8,\"unterminated\n";
   set = ParseTrainingRuns(csv, "x.csv");

@@ -77,7 +77,8 @@ CLI::App* AddHelpCommand(CLI::App& app, std::vector<std::string>& topic);
 // A library message in the CLI's spelling: every "parameter 'seq_len'" (how
 // the library names a request field, mfu/setup.h Param) becomes "--seq-len";
 // with `command`, a field named as a deprecated flag becomes the canonical
-// one ("parameter 'gbs'" -> "--global-batch").
+// one ("parameter 'gbs'" -> "--global-batch"); every "command 'hw list'"
+// (base::CommandRef, another report) becomes "'mfu hw list'".
 std::string InFlagSpelling(std::string message, std::string_view command = "");
 // The text options of `command`'s output: `width` columns, parameters in its
 // flag spelling (TextOptions::Parameter("ranks") -> "--ranks", the short form

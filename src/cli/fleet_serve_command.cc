@@ -124,7 +124,9 @@ class FleetServeCommand final : public Command {
       options.goodput_events[entry.substr(0, eq)].push_back(entry.substr(eq + 1));
     }
     std::ostream& err = ctx.err;
-    options.log = [&err](std::string_view line) { err << "mfu fleet serve: " << line << std::endl; };
+    options.log = [&err](std::string_view line) {
+      err << "mfu fleet serve: " << InFlagSpelling(std::string(line), "fleet") << std::endl;
+    };
     MFU_ASSIGN_OR_RETURN(std::unique_ptr<FleetExporter> exporter, FleetExporter::Create(std::move(options)));
     MFU_ASSIGN_OR_RETURN(int port, exporter->Bind(address.host, address.port));
 

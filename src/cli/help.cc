@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <ostream>
 #include <sstream>
@@ -152,6 +153,26 @@ std::string CheckCommandName(const CLI::App& app, int argc, char** argv) {
          "; commands: " + base::Join(names, ", ");
 }
 
+namespace {
+
+// Each "command 'hw list'" (base::CommandRef: a word of its own, so not
+// "subcommand '...'") as "'mfu hw list'".
+std::string InCommandSpelling(std::string message) {
+  static constexpr std::string_view kPrefix = "command '";
+  for (size_t at = message.find(kPrefix); at != std::string::npos; at = message.find(kPrefix, at + 1)) {
+    if (at > 0 && std::isalnum(static_cast<unsigned char>(message[at - 1])))
+      continue;
+    const size_t name_begin = at + kPrefix.size();
+    const size_t name_end = message.find('\'', name_begin);
+    if (name_end == std::string::npos)
+      break;
+    message.replace(at, kPrefix.size(), "'mfu ");
+  }
+  return message;
+}
+
+}  // namespace
+
 std::string InFlagSpelling(std::string message, std::string_view command) {
   static constexpr std::string_view kPrefix = "parameter '";
   for (size_t at = message.find(kPrefix); at != std::string::npos; at = message.find(kPrefix, at)) {
@@ -166,7 +187,7 @@ std::string InFlagSpelling(std::string message, std::string_view command) {
     message.replace(at, name_end + 1 - at, flag);
     at += flag.size();
   }
-  return message;
+  return InCommandSpelling(std::move(message));
 }
 
 TextOptions CliTextOptions(int width, std::string_view command) {

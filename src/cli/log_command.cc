@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -63,8 +64,9 @@ class LogCommand final : public Command {
     if (!csv_dir_.empty()) {
       MFU_RETURN_IF_ERROR(
           WriteOutputFile(csv_dir_, "steps.csv", [&](std::ostream& out) { WriteLogStepsCsv(analysis, out); }));
-      MFU_RETURN_IF_ERROR(
-          WriteOutputFile(csv_dir_, "findings.csv", [&](std::ostream& out) { WriteLogFindingsCsv(analysis, out); }));
+      std::ostringstream findings;  // small: one row per finding, in the CLI's spelling
+      WriteLogFindingsCsv(analysis, findings);
+      MFU_RETURN_IF_ERROR(WriteOutputFiles(csv_dir_, {{"findings.csv", findings.str()}}));
     }
     // Streamed: a timeline of millions of steps is never held as one string.
     if (json_)

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <system_error>
 
+#include "cli/command.h"
+
 namespace mfu::cli {
 
 Status WriteOutputFiles(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
@@ -13,7 +15,7 @@ Status WriteOutputFiles(const std::string& dir, const std::vector<std::pair<std:
     return NotFoundError(dir + ": cannot create directory (" + ec.message() + ")");
   for (const auto& [name, content] : files) {
     std::ofstream f(std::filesystem::path(dir) / name);
-    if (!(f << content))
+    if (!(f << InFlagSpelling(content)))  // the library's "parameter 'python'" as --python
       return NotFoundError(dir + "/" + name + ": cannot write");
   }
   return Status::Ok();

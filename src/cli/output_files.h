@@ -13,7 +13,8 @@
 
 namespace mfu::cli {
 
-// Writes each (file name, content) into `dir`, created when missing.
+// Writes each (file name, content) into `dir`, created when missing, in the
+// CLI's spelling (InFlagSpelling: a library "parameter 'python'" as --python).
 // kNotFound naming the directory or file when it cannot.
 Status WriteOutputFiles(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);
 

@@ -53,7 +53,7 @@ struct FleetAnalyzer::State {
       if (!r.precision.empty()) {
         StatusOr<DType> d = ParseDType(r.precision);
         if (!d.ok())
-          return InvalidArgumentError("--jobs entry '" + r.id + "': precision: " + d.status().message());
+          return InvalidArgumentError("parameter 'jobs' entry '" + r.id + "': precision: " + d.status().message());
         job_precision[r.id] = *d;
       }
     }
@@ -167,11 +167,11 @@ void AddNotes(const FleetOptions& options, bool default_precision, bool snapshot
   if (default_precision)
     notes.push_back({NoteKind::kAssumption, "default_precision",
                      "precision not given: the dense bf16 peak is the denominator (telemetry cannot tell the "
-                     "precision; pass --precision or a --jobs entry's precision)"});
+                     "precision; pass parameter 'precision' or a parameter 'jobs' entry's precision)"});
   if (snapshot)
     notes.push_back({NoteKind::kAssumption, "snapshot_interval",
                      fmt::format("a single snapshot (or samples without time stamps) stands for {:g} s each "
-                                 "(--interval); the last sample of a series stands for its median step",
+                                 "(parameter 'interval'); the last sample of a series stands for its median step",
                                  options.snapshot_interval_s)});
   if (read.sentinels > 0)
     notes.push_back({NoteKind::kWarning, "sentinel",
@@ -210,10 +210,11 @@ StatusOr<FleetReport> FleetAnalyzer::Finish(const TelemetryReadStats& read, std:
   for (const FleetJobReport& r : s.options.job_reports) {
     if (matched.count(r.id) == 0) {
       // An entry only --job-log made has no jobs-file line to point at.
-      const bool flag_only = !r.log.empty() && r.model.empty() && base::StartsWith(r.log.front().given_by, "--job-log");
+      const bool flag_only =
+          !r.log.empty() && r.model.empty() && base::StartsWith(r.log.front().given_by, "parameter 'job_log'");
       report.notes.push_back({NoteKind::kWarning, "jobs_file_unmatched",
-                              (flag_only ? "--job-log job '" : "--jobs entry '") + r.id +
-                                  "' names no job in the telemetry (give it a 'match' in --jobs)"});
+                              (flag_only ? "parameter 'job_log' job '" : "parameter 'jobs' entry '") + r.id +
+                                  "' names no job in the telemetry (give it a 'match' in parameter 'jobs')"});
     }
   }
   return report;

@@ -344,13 +344,13 @@ FleetExporter::~FleetExporter() {
 
 StatusOr<std::unique_ptr<FleetExporter>> FleetExporter::Create(FleetExporterOptions options) {
   if (options.upstream.empty())
-    return InvalidArgumentError("--upstream: an exporter URL or a file is required");
+    return InvalidArgumentError("parameter 'upstream': an exporter URL or a file is required");
   if (options.analysis.hardware == nullptr)
     return InvalidArgumentError("fleet exporter: no hardware database");
   if (!IsHttpUrl(options.upstream) && options.fs == nullptr)
-    return InvalidArgumentError("--upstream " + options.upstream + ": a file upstream needs a file system");
+    return InvalidArgumentError("parameter 'upstream' " + options.upstream + ": a file upstream needs a file system");
   if (!(options.upstream_timeout_s > 0))
-    return InvalidArgumentError("--upstream-timeout must be > 0");
+    return InvalidArgumentError("parameter 'upstream_timeout' must be > 0");
   std::unique_ptr<HttpKeepAliveClient> client;
   if (IsHttpUrl(options.upstream)) {
     MFU_ASSIGN_OR_RETURN(
@@ -362,7 +362,7 @@ StatusOr<std::unique_ptr<FleetExporter>> FleetExporter::Create(FleetExporterOpti
     if (r.log.empty())
       continue;
     if (options.fs == nullptr)
-      return InvalidArgumentError("--job-log: no file system to read the job's logs");
+      return InvalidArgumentError("parameter 'job_log': no file system to read the job's logs");
     MFU_RETURN_IF_ERROR(fleet::CheckJobLogs(r, *options.fs));
     options.analysis.file_system = options.fs;
     options.analysis.job_log_cache = std::make_shared<fleet::JobLogCache>();

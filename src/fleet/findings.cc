@@ -173,7 +173,7 @@ void Precision(const EstimateInputs& inputs, GpuEstimate& gpu) {
         gpu.device.model_name.empty()
             ? std::string("no modelName / card_model label names the GPU: no MFU estimated")
             : fmt::format("modelName '{}' is not in the accelerator database: no MFU estimated (add a row with "
-                          "--hardware-file)",
+                          "parameter 'hardware_file')",
                           gpu.device.model_name));
     return;
   }

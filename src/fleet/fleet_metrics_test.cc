@@ -299,12 +299,12 @@ TEST(FleetGoodputCounters, BadEventFileIsACreateError) {
   options.goodput_events["j"] = {"missing.jsonl"};
   auto missing = FleetExporter::Create(options);
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().message().rfind("--goodput-events j=missing.jsonl: ", 0), 0u)
+  EXPECT_EQ(missing.status().message().rfind("parameter 'goodput_events' j=missing.jsonl: ", 0), 0u)
       << missing.status().message();
   options.goodput_events["j"] = {"bad.jsonl"};
   auto bad = FleetExporter::Create(options);
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message().rfind("--goodput-events j=bad.jsonl: ", 0), 0u) << bad.status().message();
+  EXPECT_EQ(bad.status().message().rfind("parameter 'goodput_events' j=bad.jsonl: ", 0), 0u) << bad.status().message();
 }
 
 }  // namespace

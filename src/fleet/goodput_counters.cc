@@ -25,7 +25,7 @@ Status GoodputCounters::Read(Job& job) {
   std::vector<uint64_t> sizes;
   size_t hash = 0;
   for (const std::string& file : job.files) {
-    const std::string where = "--goodput-events " + job.id + "=" + file + ": ";
+    const std::string where = "parameter 'goodput_events' " + job.id + "=" + file + ": ";
     StatusOr<std::string> text = fs_->ReadFile(file, kMaxEventFileBytes);
     if (!text.ok())
       return Status(text.status().code(), where + text.status().message());
@@ -41,7 +41,7 @@ Status GoodputCounters::Read(Job& job) {
     return Status::Ok();  // rewritten with the same content
   StatusOr<GoodputReport> report = ComputeGoodput(events);
   if (!report.ok())
-    return Status(report.status().code(), "--goodput-events " + job.id + ": " + report.status().message());
+    return Status(report.status().code(), "parameter 'goodput_events' " + job.id + ": " + report.status().message());
   job.content_hash = hash;
   job.have = true;
   job.totals.job_id = job.id;
@@ -52,7 +52,7 @@ Status GoodputCounters::Read(Job& job) {
 
 Status GoodputCounters::Load() {
   if (fs_ == nullptr && !jobs_.empty())
-    return InvalidArgumentError("--goodput-events: no file system to read the event files");
+    return InvalidArgumentError("parameter 'goodput_events': no file system to read the event files");
   for (Job& job : jobs_)
     MFU_RETURN_IF_ERROR(Read(job));
   return Status::Ok();

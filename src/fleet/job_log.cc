@@ -76,7 +76,7 @@ Status NameTheLog(const Status& error, const FleetJobReport& report) {
   // A request field of the --jobs entry (an unknown gpu, a precision the
   // device lacks): the jobs file is wrong, a data error like its others.
   const StatusCode code = error.code() == StatusCode::kInvalidArgument ? StatusCode::kParse : error.code();
-  return Status(code, "--jobs entry '" + report.id + "': " + error.message());
+  return Status(code, "parameter 'jobs' entry '" + report.id + "': " + error.message());
 }
 
 // The --jobs fields that would let the log give an MFU.
@@ -200,7 +200,8 @@ StatusOr<JobLogResult> AnalyzeJobLog(const FleetJobReport& report, const JobEsti
   if (!report.model.empty()) {
     StatusOr<ModelSpec> spec = LoadModel(fs, report.model);
     if (!spec.ok())
-      return Status(spec.status().code(), "--jobs entry '" + report.id + "': model: " + spec.status().message());
+      return Status(spec.status().code(),
+                    "parameter 'jobs' entry '" + report.id + "': model: " + spec.status().message());
     request.model = std::move(*spec);
   }
   request.gpu = report.gpu;
@@ -232,7 +233,8 @@ StatusOr<JobLogResult> AnalyzeJobLog(const FleetJobReport& report, const JobEsti
     const std::vector<std::string> fields = MissingFields(a);
     std::string message = "the log (" + files + ") gives no MFU: ";
     if (!fields.empty()) {
-      message += "add " + base::Join(fields, ", ") + " to the job's --jobs entry (the log's header does not give " +
+      message += "add " + base::Join(fields, ", ") +
+                 " to the job's parameter 'jobs' entry (the log's header does not give " +
                  (fields.size() == 1 ? "it" : "them") + ")";
       if (view.accelerators.size() > 1 && a.gpu == nullptr)
         message += "; the job's GPUs are of several models (" +
@@ -247,7 +249,7 @@ StatusOr<JobLogResult> AnalyzeJobLog(const FleetJobReport& report, const JobEsti
     out.findings.push_back({"log_gpu_mismatch", "the log's header names " + std::string(a.gpu->id) +
                                                     " but the telemetry shows " + *view.accelerators.begin() +
                                                     " for the job's GPUs: the reported MFU uses the log's (add "
-                                                    "'gpu' to the --jobs entry to choose)"});
+                                                    "'gpu' to the parameter 'jobs' entry to choose)"});
   }
   AddLogFindings(a, out.findings);
   return out;

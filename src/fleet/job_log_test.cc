@@ -146,14 +146,14 @@ TEST_F(JobLogTest, JobLogFlagWithoutAJobsFile) {
   EXPECT_FALSE(job.reported_mfu.has_value());
   const FleetFinding* missing = Find(job, "log_missing_input");
   ASSERT_NE(missing, nullptr);
-  EXPECT_NE(missing->message.find("add model, seq_len to the job's --jobs entry"), std::string::npos)
+  EXPECT_NE(missing->message.find("add model, seq_len to the job's parameter 'jobs' entry"), std::string::npos)
       << missing->message;
   // A job the telemetry does not show: a note naming the flag.
   StatusOr<FleetReport> unmatched = Analyze("", {"9999=titan.log"});
   ASSERT_TRUE(unmatched.ok()) << unmatched.status().message();
   bool note = false;
   for (const Note& n : unmatched->notes)
-    note = note || (n.code == "jobs_file_unmatched" && n.message.rfind("--job-log job '9999'", 0) == 0);
+    note = note || (n.code == "jobs_file_unmatched" && n.message.rfind("parameter 'job_log' job '9999'", 0) == 0);
   EXPECT_TRUE(note);
   // The jobs file gives the model; --job-log the log: the same MFU.
   StatusOr<FleetReport> both =
@@ -219,14 +219,16 @@ TEST_F(JobLogTest, ErrorsNameTheFlagAndTheFile) {
     StatusOr<FleetReport> r = Analyze("", {"1000=missing.log"});
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
-    EXPECT_EQ(r.status().message().rfind("--job-log 1000=missing.log: missing.log", 0), 0u) << r.status().message();
+    EXPECT_EQ(r.status().message().rfind("parameter 'job_log' 1000=missing.log: missing.log", 0), 0u)
+        << r.status().message();
   }
   {
     fs_.AddFile("empty.log", "hello\nno steps here\n");
     StatusOr<FleetReport> r = Analyze("", {"1000=empty.log"});
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kParse);
-    EXPECT_EQ(r.status().message().rfind("--job-log 1000=empty.log: empty.log: no training step lines", 0), 0u)
+    EXPECT_EQ(r.status().message().rfind("parameter 'job_log' 1000=empty.log: empty.log: no training step lines", 0),
+              0u)
         << r.status().message();
   }
   {
@@ -239,19 +241,23 @@ TEST_F(JobLogTest, ErrorsNameTheFlagAndTheFile) {
         Analyze(R"({"jobs": [{"id": "1000", "log": "titan.log", "gpu": "h1000", "model": "llama-3.1-8b"}]})");
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kParse);  // the jobs file is wrong: data, exit 1
-    EXPECT_EQ(r.status().message().rfind("--jobs entry '1000': parameter 'gpu'", 0), 0u) << r.status().message();
+    EXPECT_EQ(r.status().message().rfind("parameter 'jobs' entry '1000': parameter 'gpu'", 0), 0u)
+        << r.status().message();
   }
   std::vector<FleetJobReport> reports;
   for (const char* bad : {"titan.log", "=titan.log", "1000="}) {
     Status s = AddFleetJobLogs({bad}, reports);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << bad;
-    EXPECT_EQ(s.message(), std::string("--job-log '") + bad + "': expected JOB=FILE (a job id, '=', a log file)");
+    EXPECT_EQ(s.message(),
+              std::string("parameter 'job_log' '") + bad + "': expected JOB=FILE (a job id, '=', a log file)");
   }
   StatusOr<std::vector<FleetJobReport>> both = ParseFleetJobs(
       R"({"jobs": [{"id": "1000", "model": "x", "seq_len": 8, "tokens_per_sec": 1}]})", "jobs.json", {"1000=t.log"});
   ASSERT_FALSE(both.ok());
   EXPECT_EQ(both.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(both.status().message().rfind("--job-log 1000=t.log: the --jobs entry '1000' gives its throughput", 0), 0u)
+  EXPECT_EQ(both.status().message().rfind(
+                "parameter 'job_log' 1000=t.log: the parameter 'jobs' entry '1000' gives its throughput", 0),
+            0u)
       << both.status().message();
 }
 
@@ -266,7 +272,7 @@ TEST_F(JobLogTest, JobsFileLogListAndFlagAppend) {
   EXPECT_EQ(a.log[0].path, "one.log");
   EXPECT_EQ(a.log[0].given_by, "jobs.json: jobs[0].log[0]");
   EXPECT_EQ(a.log[2].path, "three.log");
-  EXPECT_EQ(a.log[2].given_by, "--job-log a=three.log");
+  EXPECT_EQ(a.log[2].given_by, "parameter 'job_log' a=three.log");
   EXPECT_EQ(a.gpus, 16);
   EXPECT_EQ(a.gpu, "h100");
   EXPECT_EQ((*jobs)[1].id, "b");

@@ -70,7 +70,8 @@ Status ParseThroughput(const nlohmann::json& entry, const std::string& where, bo
       return ParseError(where + ".global_batch must be a positive integer (with step_time_s)");
     job.step_time_s = entry["step_time_s"].get<double>();
   } else if (!log && !flag_log) {
-    return ParseError(where + ": give tokens_per_sec, or step_time_s with global_batch, or log (or --job-log " +
+    return ParseError(where +
+                      ": give tokens_per_sec, or step_time_s with global_batch, or log (or parameter 'job_log' " +
                       job.id + "=FILE)");
   }
   if (entry.contains("global_batch")) {
@@ -176,7 +177,7 @@ Status AddFleetJobLogs(const std::vector<std::string>& job_logs, std::vector<Fle
   for (const std::string& value : job_logs) {
     const size_t eq = value.find('=');
     if (eq == 0 || eq == std::string::npos || eq + 1 == value.size())
-      return InvalidArgumentError("--job-log '" + value + "': expected JOB=FILE (a job id, '=', a log file)");
+      return InvalidArgumentError("parameter 'job_log' '" + value + "': expected JOB=FILE (a job id, '=', a log file)");
     const std::string id = value.substr(0, eq);
     auto it = std::find_if(reports.begin(), reports.end(), [&](const FleetJobReport& r) { return r.id == id; });
     if (it == reports.end()) {
@@ -185,9 +186,9 @@ Status AddFleetJobLogs(const std::vector<std::string>& job_logs, std::vector<Fle
       it->id = id;
     }
     if (it->tokens_per_sec > 0 || it->step_time_s > 0)
-      return InvalidArgumentError("--job-log " + value + ": the --jobs entry '" + id +
+      return InvalidArgumentError("parameter 'job_log' " + value + ": the parameter 'jobs' entry '" + id +
                                   "' gives its throughput already (tokens_per_sec or step_time_s): give one");
-    it->log.push_back({value.substr(eq + 1), "--job-log " + value});
+    it->log.push_back({value.substr(eq + 1), "parameter 'job_log' " + value});
   }
   return Status::Ok();
 }
@@ -214,7 +215,7 @@ StatusOr<std::map<std::string, std::vector<std::string>>> ReadHpcJobMapping(cons
 
 StatusOr<double> ReportedMfu(const FleetJobReport& report, const JobEstimate& job, const std::vector<GpuEstimate>& gpus,
                              const FileSystem& fs) {
-  const std::string where = "--jobs entry '" + report.id + "'";
+  const std::string where = "parameter 'jobs' entry '" + report.id + "'";
   StatusOr<ModelSpec> spec = LoadModel(fs, report.model);
   if (!spec.ok())
     return Status(spec.status().code(), where + ": model: " + spec.status().message());

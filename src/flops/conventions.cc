@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "base/param.h"
 #include "base/strings.h"
 
 namespace mfu {
@@ -69,7 +70,7 @@ StatusOr<Convention> ParseConvention(std::string_view text) {
       return a.convention;
   }
   std::string suggestion = base::ClosestMatch(t, names);
-  return InvalidArgumentError("--convention: unknown convention '" + std::string(text) + "'" +
+  return InvalidArgumentError(base::Param("convention") + ": unknown convention '" + std::string(text) + "'" +
                               (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)") +
                               "; one of: " + base::Join(names, ", "));
 }
@@ -94,7 +95,7 @@ StatusOr<Recompute> ParseRecompute(std::string_view text) {
     if (t == RecomputeName(r))
       return r;
   }
-  return InvalidArgumentError("--recompute: unknown mode '" + std::string(text) +
+  return InvalidArgumentError(base::Param("recompute") + ": unknown mode '" + std::string(text) +
                               "'; one of: none, selective, selective-literal, full");
 }
 

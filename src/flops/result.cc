@@ -144,10 +144,9 @@ std::optional<Note> CheckBandwidthPlausible(double mbu, std::string_view what, s
   return note;
 }
 
-double DensePeakFlops(const Accelerator& gpu, DType precision, PeakFallbacks fallbacks) {
-  const double peak = gpu.peak_flops(precision);
-  if (peak > 0)
-    return peak;
+DType DensePeakPrecision(const Accelerator& gpu, DType precision, PeakFallbacks fallbacks) {
+  if (gpu.peak_flops(precision) > 0)
+    return precision;
   DType fallback = precision;
   if (fallbacks.half_pair && precision == DType::kBf16)
     fallback = DType::kFp16;
@@ -157,7 +156,11 @@ double DensePeakFlops(const Accelerator& gpu, DType precision, PeakFallbacks fal
     fallback = DType::kFp32;
   else if (fallbacks.kernel_math && precision == DType::kFp64Tensor)
     fallback = DType::kFp64;
-  return fallback == precision ? 0 : std::max(0.0, gpu.peak_flops(fallback));
+  return gpu.peak_flops(fallback) > 0 ? fallback : precision;
+}
+
+double DensePeakFlops(const Accelerator& gpu, DType precision, PeakFallbacks fallbacks) {
+  return std::max(0.0, gpu.peak_flops(DensePeakPrecision(gpu, precision, fallbacks)));
 }
 
 const char* CollectiveKindName(CollectiveKind kind) {

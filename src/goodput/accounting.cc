@@ -19,9 +19,11 @@
 #include <numeric>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "goodput/parameter_checks.h"
 #include "mfu/goodput.h"
 
 namespace mfu {
@@ -483,15 +485,17 @@ void FillIntervals(GoodputReport& r, const GoodputOptions& options) {
 }  // namespace
 
 Status ValidateGoodputOptions(const GoodputOptions& options) {
-  const std::pair<const char*, double> positive[] = {{"checkpoint_time", options.checkpoint_time_s},
-                                                     {"mtbf", options.mtbf_s}};
-  for (const auto& [name, v] : positive) {
-    if (!std::isnan(v) && !(v > 0 && v <= kMaxDurationS))
-      return InvalidArgumentError(fmt::format("parameter '{}' must be a positive duration (got {})", name, v));
+  using goodput_internal::CheckDuration;
+  using goodput_internal::DurationRange;
+  // NaN: not given (the events' own figures are used).
+  const std::tuple<const char*, double, DurationRange> durations[] = {
+      {"checkpoint_time", options.checkpoint_time_s, DurationRange::kPositive},
+      {"mtbf", options.mtbf_s, DurationRange::kPositive},
+      {"restart_time", options.restart_time_s, DurationRange::kNonNegative}};
+  for (const auto& [name, v, range] : durations) {
+    if (!std::isnan(v))
+      MFU_RETURN_IF_ERROR(CheckDuration(name, v, range, kMaxDurationS));
   }
-  if (!std::isnan(options.restart_time_s) && !(options.restart_time_s >= 0 && options.restart_time_s <= kMaxDurationS))
-    return InvalidArgumentError(
-        fmt::format("parameter 'restart_time' must be a duration >= 0 (got {})", options.restart_time_s));
   if (!std::isnan(options.steady_state_mfu) && !(options.steady_state_mfu >= 0 && options.steady_state_mfu <= 1))
     return InvalidArgumentError(
         fmt::format("parameter 'mfu' must be a fraction in [0, 1] (got {})", options.steady_state_mfu));

@@ -8,17 +8,31 @@
 #include <string>
 #include <string_view>
 
+#include "base/param.h"
+#include "goodput/parameter_checks.h"
 #include "mfu/goodput.h"
 
 namespace mfu {
+
+namespace goodput_internal {
+
+Status CheckDuration(const char* name, double value_s, DurationRange range, double max_s) {
+  const bool positive = range == DurationRange::kPositive;
+  if (std::isfinite(value_s) && (positive ? value_s > 0 : value_s >= 0) && value_s <= max_s)
+    return Status::Ok();
+  return InvalidArgumentError(fmt::format("{} must be {} (got {})", base::Param(name),
+                                          positive ? "a positive duration" : "a duration >= 0", value_s));
+}
+
+}  // namespace goodput_internal
+
 namespace {
+
+using goodput_internal::CheckDuration;
+using goodput_internal::DurationRange;
 
 bool Positive(double v) {
   return std::isfinite(v) && v > 0;
-}
-
-Status BadParameter(const char* name, double v, const char* range) {
-  return InvalidArgumentError(fmt::format("parameter '{}' must be {} (got {})", name, range, v));
 }
 
 }  // namespace
@@ -76,14 +90,11 @@ CheckpointIntervals IntervalsFor(double delta_s, double mtbf_s, double restart_s
 }
 
 StatusOr<GoodputWhatIf> GoodputWhatIfStudy(const GoodputWhatIfRequest& request) {
-  if (!Positive(request.mtbf_s))
-    return BadParameter("mtbf", request.mtbf_s, "a positive duration");
-  if (!Positive(request.checkpoint_time_s))
-    return BadParameter("checkpoint_time", request.checkpoint_time_s, "a positive duration");
-  if (!std::isfinite(request.restart_time_s) || request.restart_time_s < 0)
-    return BadParameter("restart_time", request.restart_time_s, "a duration >= 0");
-  if (!std::isfinite(request.interval_s) || request.interval_s < 0)
-    return BadParameter("interval", request.interval_s, "a positive duration");
+  MFU_RETURN_IF_ERROR(CheckDuration("mtbf", request.mtbf_s, DurationRange::kPositive));
+  MFU_RETURN_IF_ERROR(CheckDuration("checkpoint_time", request.checkpoint_time_s, DurationRange::kPositive));
+  MFU_RETURN_IF_ERROR(CheckDuration("restart_time", request.restart_time_s, DurationRange::kNonNegative));
+  // 0: no observed interval to compare.
+  MFU_RETURN_IF_ERROR(CheckDuration("interval", request.interval_s, DurationRange::kNonNegative));
   GoodputWhatIf out;
   out.request = request;
   const double delta = request.checkpoint_time_s, m = request.mtbf_s;

@@ -248,7 +248,7 @@ TEST_F(BuiltinDbTest, KinetoDeviceNamesResolve) {
 TEST_F(BuiltinDbTest, AmbiguousOrUnlistedDeviceNamesAreRefused) {
   // ROCm reports this for MI250 too (lower peak): the user must say which.
   EXPECT_EQ(FindError("AMD Instinct MI250X / MI250"),
-            "gpu 'AMD Instinct MI250X / MI250': unknown accelerator; see 'mfu hw list'");
+            "gpu 'AMD Instinct MI250X / MI250': unknown accelerator; see command 'hw list'");
   // ROCm's generic name, and parts not in the database.
   FindError("AMD Radeon Graphics");
   FindError("NVIDIA GeForce RTX 2080 Ti");
@@ -295,10 +295,10 @@ TEST_F(BuiltinDbTest, AmbiguousNameListsCandidates) {
 }
 
 TEST_F(BuiltinDbTest, UnknownNameSuggestsTheClosest) {
-  EXPECT_EQ(FindError("h1000"), "gpu 'h1000': unknown accelerator (did you mean 'h100'?); see 'mfu hw list'");
+  EXPECT_EQ(FindError("h1000"), "gpu 'h1000': unknown accelerator (did you mean 'h100'?); see command 'hw list'");
   EXPECT_EQ(FindError("NVIDIA mi300"),
             "gpu 'NVIDIA mi300': unknown accelerator (did you mean 'mi300x'?); see "
-            "'mfu hw list'");
+            "command 'hw list'");
 }
 
 TEST_F(BuiltinDbTest, DisplayName) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "base/param.h"
 #include "base/strings.h"
 
 namespace mfu::hwdb {
@@ -72,7 +73,7 @@ Status UnknownError(const std::vector<Accelerator>& entries, std::string_view qu
     auto it = std::find(keys.begin(), keys.end(), best);
     message += " (did you mean '" + shown[static_cast<size_t>(it - keys.begin())] + "'?)";
   }
-  return InvalidArgumentError(message + "; see 'mfu hw list'");
+  return InvalidArgumentError(message + "; see " + base::CommandRef("hw list"));
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ Status ResolvePrecision(const LogAnalysisRequest& r, const LogHeader& h, LogAnal
   a.precision_source = "default";
   a.notes.push_back({NoteKind::kAssumption, "default_precision",
                      "the log does not state the GEMM precision: MFU is against the dense BF16 peak "
-                     "(pass --precision to change it)"});
+                     "(pass parameter 'precision' to change it)"});
   return Status::Ok();
 }
 
@@ -129,11 +129,12 @@ Status ResolveGpu(const LogAnalysisRequest& r, const LogHeader& h, const Hardwar
     }
   }
   if (h.device_name.empty()) {
-    AddMissing(a, "the log does not name the accelerator: pass --gpu (e.g. --gpu h100) to recompute MFU");
+    AddMissing(
+        a, "the log does not name the accelerator: pass parameter 'gpu' (e.g. parameter 'gpu' h100) to recompute MFU");
     return Status::Ok();
   }
   AddMissing(a, "the log's device '" + h.device_name + "' is not one accelerator of the hardware database (" +
-                    g.status().message() + "): pass --gpu");
+                    g.status().message() + "): pass parameter 'gpu'");
   return Status::Ok();
 }
 
@@ -203,11 +204,12 @@ void ResolveModel(const LogAnalysisRequest& r, const LogHeader& h, LogAnalysis& 
       a.model_source = "header";
       return;
     }
-    AddMissing(a, "the header's architecture does not make a model (" + built.status().message() + "): pass --model");
+    AddMissing(a, "the header's architecture does not make a model (" + built.status().message() +
+                      "): pass parameter 'model'");
     return;
   }
   AddMissing(a,
-             "the log does not give the model's architecture: pass --model (a preset or config.json) to "
+             "the log does not give the model's architecture: pass parameter 'model' (a preset or config.json) to "
              "recompute FLOPs per token");
 }
 
@@ -219,14 +221,15 @@ void ComputeFlops(const std::optional<ModelSpec>& model, LogAnalysis& a, log_int
   if (!model)
     return;
   if (a.seq_len <= 0) {
-    AddMissing(a, "the log does not give the sequence length: pass --seq-len to recompute FLOPs per token");
+    AddMissing(a, "the log does not give the sequence length: pass parameter 'seq_len' to recompute FLOPs per token");
     return;
   }
   StatusOr<TrainingFlops> source = ComputeTrainingFlops(*model, a.convention, a.seq_len, a.recompute);
   StatusOr<TrainingFlops> megatron = ComputeTrainingFlops(*model, Convention::kMegatron, a.seq_len, a.recompute);
   if (!source.ok() || !megatron.ok()) {
     AddMissing(a, "FLOPs per token could not be counted (" +
-                      (source.ok() ? megatron.status() : source.status()).message() + "): check --seq-len and --model");
+                      (source.ok() ? megatron.status() : source.status()).message() +
+                      "): check parameter 'seq_len' and parameter 'model'");
     return;
   }
   a.model_flops_per_token = source->model_per_token;
@@ -294,11 +297,12 @@ void RecomputeSteps(LogAnalysis& a) {
   if (!lacking)
     return;
   if (a.gpus <= 0) {
-    AddMissing(a, "the log does not give the GPU count: pass --gpus to turn its throughput into tokens/s per GPU");
+    AddMissing(
+        a, "the log does not give the GPU count: pass parameter 'gpus' to turn its throughput into tokens/s per GPU");
   } else if (a.seq_len > 0 && a.global_batch <= 0 && source.empty()) {
     AddMissing(a,
                "the step lines give only a step time and the log does not give the global batch: pass "
-               "--global-batch");
+               "parameter 'global_batch'");
   }
 }
 

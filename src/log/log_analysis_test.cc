@@ -296,8 +296,8 @@ TEST(AnalyzeTrainingLog, MissingInputsAreFindingsNotErrors) {
   EXPECT_GE(CountKind(*a, "missing_input"), 2u);  // no GPU, no model
   bool gpu = false, model = false;
   for (const LogFinding& f : a->findings) {
-    gpu = gpu || f.message.find("--gpu") != std::string::npos;
-    model = model || f.message.find("--model") != std::string::npos;
+    gpu = gpu || f.message.find("parameter 'gpu'") != std::string::npos;
+    model = model || f.message.find("parameter 'model'") != std::string::npos;
   }
   EXPECT_TRUE(gpu && model);
 }

@@ -144,17 +144,17 @@ std::string Remedy(const LogAnalysis& a, const char* kind) {
   if (k == "peak_tf32")
     return "divide by the dense peak of the GEMMs' precision";
   if (k == "quantized_vs_bf16_peak")
-    return "pass --precision bf16 to compare with the BF16 peak, or read it as an FP8 MFU";
+    return "pass parameter 'precision' bf16 to compare with the BF16 peak, or read it as an FP8 MFU";
   if (k == "per_job_vs_per_device")
-    return "check --gpus and the framework's per-device scope";
+    return "check parameter 'gpus' and the framework's per-device scope";
   if (k == "world_size")
     return "check how the framework divides by the parallel sizes (prime-rl#20)";
   if (k == "attention_factor")
-    return "compare under one convention (--convention; torchtitan PR #280 discusses the factor)";
+    return "compare under one convention (parameter 'convention'; torchtitan PR #280 discusses the factor)";
   if (f == LogFormat::kNanoGpt)
     return "nanoGPT's mfu is an EMA (0.9 old + 0.1 new) that averages the slower eval-interval steps in, and its "
            "denominator is always the A100's 312e12";
-  return "check --model, --gpus, --seq-len and the peak";
+  return "check parameter 'model', parameter 'gpus', parameter 'seq_len' and the peak";
 }
 
 // One attempt's logged figure against the recomputed one: the medians of

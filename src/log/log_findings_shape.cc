@@ -176,7 +176,7 @@ void AddRestarts(const std::vector<LogStep>& steps, std::vector<LogFinding>& out
             prev.step, s.step, s.attempt, Lines(static_cast<size_t>(prev.step - s.step + 1), "step"));
       } else {
         message = fmt::format(
-            "a new run begins at step {} after step {} (attempt {}): a restart; run 'mfu goodput' on "
+            "a new run begins at step {} after step {} (attempt {}): a restart; run command 'goodput' on "
             "the logs for the time it cost",
             s.step, prev.step, s.attempt);
       }
@@ -288,10 +288,11 @@ void AddAboveFindings(LogAnalysis& a) {
                                           "exceeds its dense peak, so the framework's peak or FLOPs are wrong",
                                           100 * logged->logged_mfu, logged->step, logged_n)));
   if (recomputed)
-    a.findings.push_back(Make("mfu_above_100", *recomputed,
-                              fmt::format("the recomputed MFU reaches {:.2f}% at step {} ({} lines above 100%): check "
-                                          "--gpus, --seq-len, --precision and --model",
-                                          100 * recomputed->mfu, recomputed->step, recomputed_n)));
+    a.findings.push_back(
+        Make("mfu_above_100", *recomputed,
+             fmt::format("the recomputed MFU reaches {:.2f}% at step {} ({} lines above 100%): check "
+                         "parameter 'gpus', parameter 'seq_len', parameter 'precision' and parameter 'model'",
+                         100 * recomputed->mfu, recomputed->step, recomputed_n)));
   if (tflops)
     a.findings.push_back(
         Make("tflops_above_peak", *tflops,
@@ -350,16 +351,18 @@ void AddHfFindings(const FlopsAlternatives& flops, LogAnalysis& a) {
                          "padding, no attention); take FLOPs from mfu's recomputed figures",
                          last->logged_total_flos, a.gpus, basis)));
   } else if (ratio > 1 + kCauseMatch) {
-    a.findings.push_back(Make("padding_counted", *last,
-                              fmt::format("total_flos {:.4g} is {:.2f}x {}: the Trainer counts input_ids.numel(), "
-                                          "padding tokens included; pass --seq-len as the padded length or read "
-                                          "mfu's figures",
-                                          last->logged_total_flos, ratio, basis)));
+    a.findings.push_back(
+        Make("padding_counted", *last,
+             fmt::format("total_flos {:.4g} is {:.2f}x {}: the Trainer counts input_ids.numel(), "
+                         "padding tokens included; pass parameter 'seq_len' as the padded length or read "
+                         "mfu's figures",
+                         last->logged_total_flos, ratio, basis)));
   } else if (ratio < 1 - kCauseMatch) {
-    a.findings.push_back(Make("logged_tflops_mismatch", *last,
-                              fmt::format("total_flos {:.4g} is {:.3f}x {}: check --global-batch, --seq-len and "
-                                          "--model",
-                                          last->logged_total_flos, ratio, basis)));
+    a.findings.push_back(
+        Make("logged_tflops_mismatch", *last,
+             fmt::format("total_flos {:.4g} is {:.3f}x {}: check parameter 'global_batch', parameter 'seq_len' and "
+                         "parameter 'model'",
+                         last->logged_total_flos, ratio, basis)));
   }
 }
 

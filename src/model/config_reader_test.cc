@@ -157,17 +157,17 @@ TEST(GenericModel, FlagErrors) {
   o.hidden = 64;
   o.heads = 4;
   o.vocab = 100;
-  EXPECT_NE(BuildGenericModel(o).status().message().find("--ffn"), std::string::npos);
+  EXPECT_NE(BuildGenericModel(o).status().message().find("parameter 'ffn'"), std::string::npos);
   o.ffn = 256;
   EXPECT_TRUE(BuildGenericModel(o).ok());
   o.experts = 8;
   o.top_k = 9;
-  EXPECT_EQ(BuildGenericModel(o).status().message(), "--top-k: 9 exceeds --experts 8");
+  EXPECT_EQ(BuildGenericModel(o).status().message(), "parameter 'top_k': 9 exceeds parameter 'experts' 8");
   o.top_k = 0;
-  EXPECT_EQ(BuildGenericModel(o).status().message(), "--experts: given without --top-k");
+  EXPECT_EQ(BuildGenericModel(o).status().message(), "parameter 'experts': given without parameter 'top_k'");
   o.experts = 0;
   o.heads = 5;
-  EXPECT_NE(BuildGenericModel(o).status().message().find("does not divide --hidden"), std::string::npos);
+  EXPECT_NE(BuildGenericModel(o).status().message().find("does not divide parameter 'hidden'"), std::string::npos);
   o.heads = -4;
   EXPECT_FALSE(BuildGenericModel(o).ok());
 }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/param.h"
 #include "base/strings.h"
 
 namespace mfu {
@@ -75,18 +76,19 @@ Status ValidateModel(const ModelSpec& s, std::string_view origin) {
 }
 
 StatusOr<ModelSpec> BuildGenericModel(const GenericModelOptions& o) {
+  constexpr auto P = base::Param;
   ModelSpec s;
   s.name = o.name;
   s.family = "generic";
   s.source = "flags";
   struct Required {
-    const char* flag;
+    const char* name;
     int64_t value;
   };
-  for (auto [flag, value] : {Required{"--layers", o.layers}, Required{"--hidden", o.hidden},
-                             Required{"--heads", o.heads}, Required{"--vocab", o.vocab}}) {
+  for (auto [name, value] : {Required{"layers", o.layers}, Required{"hidden", o.hidden}, Required{"heads", o.heads},
+                             Required{"vocab", o.vocab}}) {
     if (value <= 0)
-      return InvalidArgumentError(std::string(flag) + ": required and must be positive, got " + std::to_string(value));
+      return InvalidArgumentError(P(name) + ": required and must be positive, got " + std::to_string(value));
   }
   s.hidden = o.hidden;
   s.num_layers = o.layers;
@@ -100,8 +102,8 @@ StatusOr<ModelSpec> BuildGenericModel(const GenericModelOptions& o) {
   if (o.head_dim > 0) {
     s.head_dim = o.head_dim;
   } else if (o.hidden % o.heads != 0) {
-    return InvalidArgumentError("--heads: " + std::to_string(o.heads) + " does not divide --hidden " +
-                                std::to_string(o.hidden) + "; give --head-dim");
+    return InvalidArgumentError(P("heads") + ": " + std::to_string(o.heads) + " does not divide " + P("hidden") + " " +
+                                std::to_string(o.hidden) + "; give " + P("head_dim"));
   } else {
     s.head_dim = o.hidden / o.heads;
   }
@@ -113,7 +115,7 @@ StatusOr<ModelSpec> BuildGenericModel(const GenericModelOptions& o) {
   } else if (o.experts > 0 && o.moe_ffn > 0) {
     s.ffn = o.moe_ffn;
   } else {
-    return InvalidArgumentError("--ffn: required for a gated MLP (plain MLPs default to 4*hidden)");
+    return InvalidArgumentError(P("ffn") + ": required for a gated MLP (plain MLPs default to 4*hidden)");
   }
   s.tied_embeddings = o.tied_embeddings;
   s.qkv_bias = s.o_bias = s.mlp_bias = o.bias;
@@ -122,11 +124,11 @@ StatusOr<ModelSpec> BuildGenericModel(const GenericModelOptions& o) {
   s.layers.assign(static_cast<size_t>(std::min<int64_t>(o.layers, 100001)), LayerSpec{});
   if (o.experts > 0 || o.top_k > 0) {
     if (o.experts <= 0)
-      return InvalidArgumentError("--top-k: given without --experts");
+      return InvalidArgumentError(P("top_k") + ": given without " + P("experts"));
     if (o.top_k <= 0)
-      return InvalidArgumentError("--experts: given without --top-k");
+      return InvalidArgumentError(P("experts") + ": given without " + P("top_k"));
     if (o.top_k > o.experts) {
-      return InvalidArgumentError("--top-k: " + std::to_string(o.top_k) + " exceeds --experts " +
+      return InvalidArgumentError(P("top_k") + ": " + std::to_string(o.top_k) + " exceeds " + P("experts") + " " +
                                   std::to_string(o.experts));
     }
     s.moe.num_experts = o.experts;
@@ -137,7 +139,8 @@ StatusOr<ModelSpec> BuildGenericModel(const GenericModelOptions& o) {
     for (auto& layer : s.layers)
       layer.moe = true;
   } else if (o.moe_ffn > 0 || o.shared_ffn > 0) {
-    return InvalidArgumentError("--moe-ffn/--shared-ffn: given without --experts and --top-k");
+    return InvalidArgumentError(P("moe_ffn") + "/" + P("shared_ffn") + ": given without " + P("experts") + " and " +
+                                P("top_k"));
   }
   MFU_RETURN_IF_ERROR(ValidateModel(s, "generic model"));
   return s;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/embedded_file.h"
+#include "base/param.h"
 #include "base/strings.h"
 #include "mfu/model.h"
 #include "mfu_embedded/model_data.h"
@@ -208,7 +209,7 @@ StatusOr<const Preset*> ResolvePreset(const std::vector<Preset>& presets, std::s
   }
   std::string hint = Suggestion(presets, query);
   return InvalidArgumentError("model '" + std::string(query) + "': no such file or preset" +
-                              (hint.empty() ? "" : " (" + hint + ")") + "; see 'mfu models'");
+                              (hint.empty() ? "" : " (" + hint + ")") + "; see " + base::CommandRef("models"));
 }
 
 // "org/name" as a Hugging Face repo id: one '/', both parts of letters,
@@ -372,7 +373,7 @@ StatusOr<ModelSpec> LoadModel(const FileSystem& fs, std::string_view name_or_pat
 StatusOr<ModelSpec> LoadModel(const FileSystem& fs, std::string_view name_or_path, const ModelLookup& lookup) {
   const std::string arg(name_or_path);
   if (arg.empty())
-    return InvalidArgumentError("model name is empty; see 'mfu models'");
+    return InvalidArgumentError("model name is empty; see " + base::CommandRef("models"));
   MFU_ASSIGN_OR_RETURN(FileInfo info, fs.Stat(arg));
   if (info.kind == FileKind::kDirectory)
     return LoadDirectory(fs, arg);

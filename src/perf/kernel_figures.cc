@@ -5,7 +5,6 @@
 #include "mfu/kernel_figures.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
@@ -13,13 +12,13 @@
 #include <utility>
 #include <vector>
 
-#include "base/csv.h"
 #include "base/strings.h"
+#include "base/table.h"
 
 namespace mfu {
 namespace {
 
-constexpr const char* kColumns[] = {
+const std::vector<std::string> kColumns = {
     "id",     "kind",     "accelerator",   "dtype", "m",        "n",          "k",        "groups",
     "seq",    "head_dim", "causal",        "pass",  "kernel",   "convention", "ranks",    "nodes",
     "fabric", "cluster",  "message_bytes", "bytes", "measured", "unit",       "modelled", "ref_row",
@@ -44,19 +43,18 @@ bool IsGemm(KernelFigureKind k) {
   return k == KernelFigureKind::kGemm || k == KernelFigureKind::kGroupedGemm;
 }
 
-// One data row: typed fields, errors naming origin:line and the column. Not
-// base/table.h: which columns a row needs, and what they mean, depend on its
-// kind (m;n;k lists for a GEMM, ranks and fabric for a collective), and the
-// figures are a read-only list, never merged or overridden.
+// One data row: typed fields, errors naming origin:line and the column. Read
+// by base/table.h as text cells (every column in the header, no other): which
+// columns a row needs, and what they mean, depend on its kind (m;n;k lists
+// for a GEMM, ranks and fabric for a collective), and the figures are a
+// read-only list, never merged or overridden.
 class Row {
  public:
-  Row(const base::CsvTable& t, size_t r, std::string where) : t_(t), r_(r), where_(std::move(where)) {}
-  const std::string& where() const { return where_; }
-  std::string Text(const char* name) const {
-    return std::string(base::Trim(t_.rows[r_][static_cast<size_t>(t_.Column(name))]));
-  }
+  explicit Row(const base::TableRow<base::TextCells>& row) : row_(row) {}
+  const std::string& where() const { return row_.where; }
+  std::string Text(const char* name) const { return std::string(row_.value.Get(name)); }
   Status Error(const char* name, const std::string& message) const {
-    return ParseError(where_ + ": column '" + name + "': " + message);
+    return ParseError(where() + ": column '" + name + "': " + message);
   }
   // A positive number; empty is 0 unless `required`.
   StatusOr<double> Number(const char* name, bool required) const {
@@ -91,17 +89,13 @@ class Row {
 
  private:
   StatusOr<double> Parse(const char* name, const std::string& text) const {
-    double v = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))
-      return Error(name, "'" + text + "' is not a number");
-    if (!(v > 0))
-      return OutOfRangeError(where_ + ": column '" + name + "': " + text + " is not positive");
+    static const base::Bounds kPositive = base::Bounds().Min(0, "{} is not positive", /*exclusive=*/true);
+    StatusOr<double> v = base::ParseNumberCell(text, kPositive);
+    if (!v.ok())
+      return Status(v.status().code(), where() + ": column '" + name + "': " + v.status().message());
     return v;
   }
-  const base::CsvTable& t_;
-  size_t r_;
-  std::string where_;
+  const base::TableRow<base::TextCells>& row_;
 };
 
 // m, n, k: one value each, or lists of one length (a single value repeats).
@@ -247,19 +241,12 @@ const char* FigureUnitName(FigureUnit unit) {
 }
 
 StatusOr<std::vector<KernelFigure>> ParseKernelFigures(std::string_view csv, std::string_view origin) {
-  MFU_ASSIGN_OR_RETURN(base::CsvTable t, base::ParseCsv(csv, origin));
-  for (const char* name : kColumns) {
-    if (t.Column(name) < 0)
-      return ParseError(std::string(origin) + ":" + std::to_string(t.header_line) + ": no column '" + name + "'");
-  }
-  for (const std::string& name : t.header) {
-    if (std::none_of(std::begin(kColumns), std::end(kColumns), [&](const char* c) { return name == c; }))
-      return ParseError(std::string(origin) + ":" + std::to_string(t.header_line) + ": unknown column '" + name + "'");
-  }
+  static const base::TableSchema<base::TextCells> kSchema = base::TextCellsSchema(kColumns);
+  MFU_ASSIGN_OR_RETURN(std::vector<base::TableRow<base::TextCells>> rows, base::ParseTableRows(kSchema, csv, origin));
   std::vector<KernelFigure> figures;
   std::set<std::string> ids;
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    const Row row(t, r, std::string(origin) + ":" + std::to_string(t.line_numbers[r]));
+  for (const base::TableRow<base::TextCells>& cells : rows) {
+    const Row row(cells);
     MFU_ASSIGN_OR_RETURN(KernelFigure f, ParseFigure(row));
     if (!ids.insert(f.id).second)
       return row.Error("id", "'" + f.id + "' appears twice");

@@ -271,6 +271,15 @@ TEST(KernelFigures, ParseErrorsNameFileLineAndColumn) {
   EXPECT_EQ(negative.status().code(), StatusCode::kOutOfRange);
   auto unknown_column = ParseKernelFigures("id,colour\ng,red\n", "f.csv");
   EXPECT_EQ(unknown_column.status().code(), StatusCode::kParse);
+  // The header through the shared table loader (base/table.h): a misspelt
+  // column with its did-you-mean, a missing one by name.
+  std::string misspelt = header;
+  misspelt.replace(misspelt.find(",kind,"), 6, ",knd,");
+  EXPECT_EQ(ParseKernelFigures(misspelt + good, "f.csv").status().message(),
+            "f.csv:1: unknown column 'knd' (did you mean 'kind'?)");
+  const std::string without_notes = header.substr(0, header.rfind(",notes")) + "\n";
+  EXPECT_EQ(ParseKernelFigures(without_notes + good.substr(0, good.rfind(',')) + "\n", "f.csv").status().message(),
+            "f.csv:1: missing column 'notes'");
   EXPECT_EQ(ReadKernelFigures(RealFileSystem(), "/nonexistent.csv").status().code(), StatusCode::kNotFound);
 }
 

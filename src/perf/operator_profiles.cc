@@ -4,15 +4,14 @@
 #include "mfu/operator_profiles.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "base/csv.h"
 #include "base/strings.h"
+#include "base/table.h"
 
 namespace mfu {
 namespace {
@@ -20,37 +19,57 @@ namespace {
 constexpr double kBytes = 2;                          // 16-bit operands
 constexpr double kLargeCollective = 4.0 * (1 << 20);  // below: latency-dominated
 
-// Not base/table.h: these are Vidur's exported measurements, whose other
-// columns are kept as they come, and one row becomes several samples (one per
-// operator column); the loader is for our own typed tables.
+// Vidur's exported measurements, read by base/table.h as text cells: the
+// columns read must be in the header, the export's others are kept as they
+// come (skipped), and one row becomes several samples (one per operator
+// column).
+const std::vector<std::string> kComputeColumns = {"gpu",
+                                                  "hidden",
+                                                  "ffn",
+                                                  "heads",
+                                                  "kv_heads",
+                                                  "gated",
+                                                  "tokens",
+                                                  "tp",
+                                                  "attn_pre_proj_ms",
+                                                  "attn_post_proj_ms",
+                                                  "mlp_up_proj_ms",
+                                                  "mlp_down_proj_ms",
+                                                  "input_layernorm_ms",
+                                                  "add_ms",
+                                                  "mlp_act_ms"};
+const std::vector<std::string> kCollectiveColumns = {"cluster", "collective", "gpus", "bytes", "median_ms"};
+
 class Row {
  public:
-  Row(const base::CsvTable& t, size_t r, std::string where) : t_(t), r_(r), where_(std::move(where)) {}
-  StatusOr<std::string> Text(const char* name) const {
-    const int c = t_.Column(name);
-    if (c < 0)
-      return ParseError(where_ + ": no column '" + name + "'");
-    return std::string(base::Trim(t_.rows[r_][static_cast<size_t>(c)]));
-  }
+  explicit Row(const base::TableRow<base::TextCells>& row) : row_(row) {}
+  StatusOr<std::string> Text(const char* name) const { return std::string(row_.value.Get(name)); }
   StatusOr<double> Number(const char* name) const {
-    MFU_ASSIGN_OR_RETURN(std::string text, Text(name));
-    double v = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v < 0)
-      return ParseError(where_ + ": column '" + name + "': '" + text + "' is not a non-negative number");
+    static const base::Bounds kNonNegative = [] {
+      base::Bounds b;
+      b.min = base::Bound{0, false, "'{}' is not a non-negative number", StatusCode::kParse};
+      return b;
+    }();
+    StatusOr<double> v = base::ParseNumberCell(row_.value.Get(name), kNonNegative, "'{}' is not a non-negative number");
+    if (!v.ok())
+      return Status(v.status().code(), row_.where + ": column '" + name + "': " + v.status().message());
     return v;
   }
 
  private:
-  const base::CsvTable& t_;
-  size_t r_;
-  std::string where_;
+  const base::TableRow<base::TextCells>& row_;
 };
 
+// The rows of `text`, the header holding every one of `columns`.
+StatusOr<std::vector<base::TableRow<base::TextCells>>> ReadRows(std::string_view text, const std::string& origin,
+                                                                const std::vector<std::string>& columns) {
+  return base::ParseTableRows(base::TextCellsSchema(columns, {}, /*ignore_unknown=*/true), text, origin);
+}
+
 Status ParseCompute(std::string_view text, const std::string& origin, OperatorProfiles& out) {
-  MFU_ASSIGN_OR_RETURN(base::CsvTable t, base::ParseCsv(text, origin));
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    const Row row(t, r, origin + ":" + std::to_string(t.line_numbers[r]));
+  MFU_ASSIGN_OR_RETURN(std::vector<base::TableRow<base::TextCells>> rows, ReadRows(text, origin, kComputeColumns));
+  for (const base::TableRow<base::TextCells>& cells : rows) {
+    const Row row(cells);
     MFU_ASSIGN_OR_RETURN(std::string gpu, row.Text("gpu"));
     MFU_ASSIGN_OR_RETURN(double h, row.Number("hidden"));
     MFU_ASSIGN_OR_RETURN(double ffn, row.Number("ffn"));
@@ -60,7 +79,7 @@ Status ParseCompute(std::string_view text, const std::string& origin, OperatorPr
     MFU_ASSIGN_OR_RETURN(double tokens, row.Number("tokens"));
     MFU_ASSIGN_OR_RETURN(double tp, row.Number("tp"));
     if (h < 1 || heads < 1 || tp < 1 || tokens < 1 || ffn < 1)
-      return OutOfRangeError(origin + ":" + std::to_string(t.line_numbers[r]) + ": sizes must be >= 1");
+      return OutOfRangeError(cells.where + ": sizes must be >= 1");
     const bool glu = base::ToLower(gated) == "true" || gated == "1";
     const double d = h / heads;
     // Vidur's shapes per TP shard: fused QKV, fused gate+up.
@@ -102,10 +121,10 @@ Status ParseCompute(std::string_view text, const std::string& origin, OperatorPr
 }
 
 Status ParseCollectives(std::string_view text, const std::string& origin, OperatorProfiles& out) {
-  MFU_ASSIGN_OR_RETURN(base::CsvTable t, base::ParseCsv(text, origin));
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    const std::string where = origin + ":" + std::to_string(t.line_numbers[r]);
-    const Row row(t, r, where);
+  MFU_ASSIGN_OR_RETURN(std::vector<base::TableRow<base::TextCells>> rows, ReadRows(text, origin, kCollectiveColumns));
+  for (const base::TableRow<base::TextCells>& cells : rows) {
+    const std::string& where = cells.where;
+    const Row row(cells);
     CollectiveSample s;
     MFU_ASSIGN_OR_RETURN(s.cluster, row.Text("cluster"));
     MFU_ASSIGN_OR_RETURN(std::string kind, row.Text("collective"));

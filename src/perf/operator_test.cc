@@ -199,6 +199,18 @@ TEST(OperatorProfiles, ParseErrorsNameFileLineAndColumn) {
   auto zero =
       ParseOperatorProfiles(std::string(header) + "h100,x,4096,11008,32,32,True,8,0,1,1,1,1,1,1,1\n", "", "dir");
   EXPECT_EQ(zero.status().code(), StatusCode::kOutOfRange);
+  // The header through base/table.h: a column read must be there; a
+  // misspelling is named beside it; Vidur's other columns (model) are kept.
+  std::string misspelt = header;
+  misspelt.replace(misspelt.find("add_ms"), 6, "add_mss");
+  EXPECT_EQ(ParseOperatorProfiles(misspelt + "h100,x,4096,11008,32,32,True,8,1,1,1,1,1,1,1,1\n", "", "dir")
+                .status()
+                .message(),
+            "dir/compute.csv:1: missing column 'add_ms' (the header has 'add_mss')");
+  EXPECT_EQ(ParseOperatorProfiles("", "cluster,collective,gpus,median_ms\ndgx-h100,all_reduce,8,1\n", "dir")
+                .status()
+                .message(),
+            "dir/collectives.csv:1: missing column 'bytes'");
   auto coll = ParseOperatorProfiles("", "cluster,collective,gpus,bytes,median_ms\ndgx-h100,broadcast,8,1,1\n", "dir");
   ASSERT_FALSE(coll.ok());
   EXPECT_NE(coll.status().message().find("'broadcast'"), std::string::npos);

@@ -250,7 +250,7 @@ std::string RenderFleetText(const FleetReport& r, const TextOptions& options) {
   PrintFindings(out, r, width);
   if (!r.notes.empty()) {
     out << "\n";
-    report::PrintNotes(out, r.notes, width);
+    report::PrintNotes(out, r.notes, options);
   }
   return out.str();
 }

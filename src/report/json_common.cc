@@ -77,6 +77,13 @@ void PrintNotes(std::ostream& out, const std::vector<Note>& notes, int width) {
   }
 }
 
+void PrintNotes(std::ostream& out, const std::vector<Note>& notes, const TextOptions& text) {
+  std::vector<Note> spelled = notes;
+  for (Note& note : spelled)
+    note.message = text.Spelled(note.message);
+  PrintNotes(out, spelled, text.width);
+}
+
 nlohmann::json JsonNumber(double value) {
   return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
 }

@@ -24,6 +24,7 @@
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
 #include "mfu/result.h"
+#include "mfu/text_options.h"
 
 namespace mfu::report {
 
@@ -51,6 +52,10 @@ nlohmann::json NotesJson(const std::vector<Note>& notes);
 // One line per note: "assumed: <message>" or "warning: <message>", wrapped
 // to `width` columns (0: no limit) with continuation lines indented.
 void PrintNotes(std::ostream& out, const std::vector<Note>& notes, int width = 0);
+// The same with each message in `text`'s spelling first (TextOptions::Spelled:
+// "parameter 'interval'" as the front end shows it), so that lines wrap at
+// the words shown.
+void PrintNotes(std::ostream& out, const std::vector<Note>& notes, const TextOptions& text);
 
 // "model       llama-3.1-8b-instruct (llama, 32 layers, ...)" and the
 // parameter lines of the terminal report.

@@ -103,7 +103,7 @@ void PrintSteady(std::ostream& out, const LogAnalysis& a, int width) {
       width);
 }
 
-void PrintFindings(std::ostream& out, const LogAnalysis& a, int width) {
+void PrintFindings(std::ostream& out, const LogAnalysis& a, const TextOptions& text) {
   if (a.findings.empty()) {
     out << "none\n";
     return;
@@ -114,12 +114,12 @@ void PrintFindings(std::ostream& out, const LogAnalysis& a, int width) {
     std::string where = f.line > 0 ? std::to_string(f.line) : "-";
     if (several && f.line > 0)
       where = f.origin + ":" + where;
-    std::string message = f.message;
+    std::string message = text.Spelled(f.message);
     if (!f.evidence.empty())
       message += " | " + f.evidence;
     t.AddRow({where, f.step >= 0 ? std::to_string(f.step) : "-", f.kind, message});
   }
-  t.Print(out, width);
+  t.Print(out, text.width);
 }
 
 // Indices of the rows the text table shows: all, or `kLogTextMaxSteps`
@@ -342,12 +342,12 @@ std::string RenderLogText(const LogAnalysis& a, const TextOptions& options) {
   PrintInputs(out, a, options);
   PrintSteady(out, a, width);
   out << "\nFindings\n";
-  PrintFindings(out, a, width);
+  PrintFindings(out, a, options);
   out << "\nSteps\n";
   PrintSteps(out, a, options);
   if (!a.notes.empty()) {
     out << "\n";
-    report::PrintNotes(out, a.notes, width);
+    report::PrintNotes(out, a.notes, options);
   }
   return out.str();
 }

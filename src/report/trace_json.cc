@@ -140,6 +140,8 @@ json StepWaterfallJson(const StepWaterfall& w) {
     j["hardware_flops"] = report::JsonInt(m.hardware_flops);
     j["executed_flops"] = report::JsonInt(m.executed_flops);
     j["executed_over_model"] = m.executed_over_model;
+    if (m.peak_fallback())  // the precision whose listed peak stands in (fp16 for bf16 on a V100)
+      j["peak_fallback"] = DTypeName(m.peak_precision);
   }
   return j;
 }

@@ -93,13 +93,14 @@ void PrintVerdict(std::ostream& out, const JobVerdict& v, const std::string& sco
         fmt::format("  {}. {} {}: {} -", i + 1, WaterfallBucketName(rule.bucket), Pct(100 * item.share), rule.loss),
         "     ", rule.why, width);
     for (const char* const* r = rule.remedies; r < std::end(rule.remedies) && *r != nullptr; ++r)
-      PrintWrapped(out, "     - ", "       ", *r, width);
+      PrintWrapped(out, "     - ", "       ", text.Spelled(*r), width);
   }
 }
 
-void PrintJobNotes(std::ostream& out, const JobAnalysis& job, int width) {
+void PrintJobNotes(std::ostream& out, const JobAnalysis& job, const TextOptions& text) {
   for (const Note& n : job.notes)
-    PrintWrapped(out, n.kind == NoteKind::kWarning ? "warning:" : "assumed:", "  ", n.message, width);
+    PrintWrapped(out, n.kind == NoteKind::kWarning ? "warning:" : "assumed:", "  ", text.Spelled(n.message),
+                 text.width);
 }
 
 void PrintTemporal(std::ostream& out, const RankAnalysis& r, int width) {
@@ -188,8 +189,13 @@ void PrintWaterfall(std::ostream& out, const RankAnalysis& r, int width) {
                  width);
   }
   if (w.model) {
-    out << fmt::format("model MFU {} (HFU {}) vs {} peak; executed/model FLOPs {:.3f}\n", MfuPct(w.model->mfu),
-                       MfuPct(w.model->hfu), DTypeName(w.model->precision), w.model->executed_over_model);
+    // A stated bf16 on a V100: "vs fp16 peak (no bf16 listed)".
+    const std::string peak =
+        w.model->peak_fallback()
+            ? fmt::format("{} peak (no {} listed)", DTypeName(w.model->peak_precision), DTypeName(w.model->precision))
+            : fmt::format("{} peak", DTypeName(w.model->precision));
+    out << fmt::format("model MFU {} (HFU {}) vs {}; executed/model FLOPs {:.3f}\n", MfuPct(w.model->mfu),
+                       MfuPct(w.model->hfu), peak, w.model->executed_over_model);
   }
 }
 
@@ -377,7 +383,7 @@ void PrintJobHead(std::ostream& out, const JobAnalysis& job, const TextOptions& 
       width);
   out << "\n";
   PrintVerdict(out, job.verdict, fmt::format("all {} ranks", job.ranks.size()), text);
-  PrintJobNotes(out, job, width);
+  PrintJobNotes(out, job, text);
   out << "\n";
   PrintRankSummary(out, job, width);
   out << "\n";
@@ -393,7 +399,7 @@ std::string RenderTraceJobText(const JobAnalysis& job, const TraceJobOptions& op
     PrintJobHead(out, job, text);
   } else if (job.ranks.size() == 1) {
     PrintVerdict(out, job.ranks.front().verdict, "this trace", text);
-    PrintJobNotes(out, job, width);
+    PrintJobNotes(out, job, text);
     out << "\n";
   }
   size_t hidden = 0;

@@ -162,9 +162,9 @@ void NoteModelWithoutGpu(const JobAnalysis& job, const TraceJobOptions& options,
   std::string which = job.ranks.size() == 1
                           ? "the trace names"
                           : std::to_string(without) + " of " + std::to_string(job.ranks.size()) + " traces name";
-  notes.push_back(
-      {NoteKind::kWarning, "model_ignored_no_gpu",
-       "--model is ignored where there is no accelerator peak: " + which + " no GPU (deviceProperties); pass --gpu"});
+  notes.push_back({NoteKind::kWarning, "model_ignored_no_gpu",
+                   Param("model") + " is ignored where there is no accelerator peak: " + which +
+                       " no GPU (deviceProperties); pass " + Param("gpu")});
 }
 
 // The model MFU against the peak (mfu_above_peak) and the model's FLOPs
@@ -189,10 +189,10 @@ void NoteModelPlausibility(const JobAnalysis& job, std::vector<Note>& notes) {
       }
     }
   }
-  static constexpr const char* kCauses =
-      "--tokens-per-step counts the whole job instead of one rank, or --model is not the model that ran";
+  const std::string causes = Param("tokens_per_step") + " counts the whole job instead of one rank, or " +
+                             Param("model") + " is not the model that ran";
   if (worst_mfu) {
-    auto note = CheckUtilizationPlausible(job.ranks[*worst_mfu].waterfall->model->utilization, kCauses);
+    auto note = CheckUtilizationPlausible(job.ranks[*worst_mfu].waterfall->model->utilization, causes);
     if (note) {
       note->message = RankPrefix(job, *worst_mfu) + "model " + note->message;
       notes.push_back(std::move(*note));
@@ -203,7 +203,23 @@ void NoteModelPlausibility(const JobAnalysis& job, std::vector<Note>& notes) {
     std::snprintf(ratio, sizeof ratio, "%.2f", job.ranks[*worst_ratio].waterfall->model->executed_over_model);
     notes.push_back({NoteKind::kWarning, "model_flops_mismatch",
                      RankPrefix(job, *worst_ratio) + "the kernels executed " + ratio +
-                         "x the model's FLOPs (shapes cover the matrix time): likely " + kCauses});
+                         "x the model's FLOPs (shapes cover the matrix time): likely " + causes});
+  }
+}
+
+// A stated precision the accelerator lists no peak of: the model MFU is
+// against the fallback's peak (bf16 <-> fp16, the rule predict uses).
+void NotePeakFallback(const JobAnalysis& job, std::vector<Note>& notes) {
+  for (size_t i = 0; i < job.ranks.size(); ++i) {
+    const RankAnalysis& r = job.ranks[i];
+    if (!r.waterfall || !r.waterfall->model || !r.waterfall->model->peak_fallback() || r.gpu == nullptr)
+      continue;
+    const ModelStepMfu& m = *r.waterfall->model;
+    notes.push_back({NoteKind::kAssumption, "peak_fallback",
+                     RankPrefix(job, i) + r.gpu->id + " lists no dense " + DTypeName(m.precision) +
+                         " peak: the model MFU is against its dense " + DTypeName(m.peak_precision) +
+                         " peak (the tensor-core rates are equal where both are listed; predict takes the same)"});
+    return;  // once: every rank of a job has the precision it was given
   }
 }
 
@@ -227,6 +243,7 @@ std::vector<Note> JobNotes(const JobAnalysis& job, const TraceJobOptions& option
   std::vector<Note> notes;
   NoteModelWithoutGpu(job, options, notes);
   NoteModelPlausibility(job, notes);
+  NotePeakFallback(job, notes);
   NoteUnknownFlops(job, notes);
   return notes;
 }
@@ -253,7 +270,8 @@ Status CheckDetailRanks(const JobAnalysis& job, const TraceJobOptions& options) 
     }
     if (found)
       continue;
-    return InvalidArgumentError("--ranks: no rank " + std::to_string(want) + " in the traces (ranks: " + list + ")");
+    return InvalidArgumentError(Param("ranks") + ": no rank " + std::to_string(want) +
+                                " in the traces (ranks: " + list + ")");
   }
   return Status::Ok();
 }

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/param.h"
 #include "mfu/result.h"
 #include "mfu/trace_flops.h"
 #include "trace/id_index.h"
@@ -397,7 +398,7 @@ StatusOr<const Accelerator*> ResolveTraceAccelerator(const RankTrace& trace, con
     return db.Find(gpu_override);
   std::string name = trace.device_name();
   if (name.empty()) {
-    return NotFoundError(trace.path + ": the trace names no GPU (deviceProperties); pass --gpu");
+    return NotFoundError(trace.path + ": the trace names no GPU (deviceProperties); pass " + base::Param("gpu"));
   }
   StatusOr<const Accelerator*> found = db.Find(name);
   if (!found.ok())

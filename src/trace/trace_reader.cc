@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "base/parallel.h"
+#include "base/param.h"
 #include "mfu/trace.h"
 #include "trace/event_parser.h"
 #include "trace/gzip_source.h"
@@ -551,7 +552,8 @@ class ParseLimits {
     events_ += new_events;
     if (options_.max_events > 0 && events_ > options_.max_events) {
       return OutOfRangeError(std::string(origin_) + ": more than " + std::to_string(options_.max_events) +
-                             " events (the --max-events cap, which bounds memory); raise it or trim the trace");
+                             " events (the " + base::Param("max_events") +
+                             " cap, which bounds memory); raise it or trim the trace");
     }
     if (options_.progress && bytes_read >= next_report_) {
       options_.progress(TraceProgress{origin_, bytes_read, total_bytes_, events_});

@@ -46,8 +46,8 @@ constexpr VerdictRule kRules[] = {
      "kernels no classifier rule names",
      "busy time in kernels of unknown kind cannot be split into compute and communication; a rule for them lets the "
      "waterfall say where the time went",
-     {"a rule for each with --kernel-classes (docs/trace.md, kernel classes); -v lists them", nullptr, nullptr,
-      nullptr}},
+     {"a rule for each with parameter 'kernel_classes' (docs/trace.md, kernel classes); -v lists them", nullptr,
+      nullptr, nullptr}},
     {B::kNonMatrixKernels,
      "non_matrix_kernels",
      "elementwise, reduction and norm kernels",

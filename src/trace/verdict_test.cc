@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -177,7 +178,7 @@ TEST(Summary, RanksSelectTheDetail) {
   o.detail_ranks = {7};
   Status s = CheckDetailRanks(*job, o);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), "--ranks: no rank 7 in the traces (ranks: 0,1,2)");
+  EXPECT_EQ(s.message(), "parameter 'ranks': no rank 7 in the traces (ranks: 0,1,2)");
   o.detail_ranks.clear();
   o.detail_all_ranks = true;
   EXPECT_TRUE(ShowsRankDetail(*job, o, 0));
@@ -196,11 +197,51 @@ TEST(Notes, ModelMfuAbovePeakIsFlagged) {
     if (n.code != "mfu_above_peak")
       continue;
     above = true;
-    EXPECT_NE(n.message.find("--tokens-per-step counts the whole job"), std::string::npos) << n.message;
+    EXPECT_NE(n.message.find("parameter 'tokens_per_step' counts the whole job"), std::string::npos) << n.message;
   }
   EXPECT_TRUE(above);
   const std::string text = RenderTraceJobText(*job, o, false);
   EXPECT_NE(text.find("warning: model MFU "), std::string::npos) << text;
+}
+
+// A stated bf16 on a V100, which lists only its fp16 tensor-core peak (125
+// TFLOP/s, the V100 SXM2 datasheet row of data/hardware): the model MFU takes
+// the fp16 peak, as predict does for --precision bf16, and says so.
+TEST(Notes, StatedBf16OnAV100TakesTheFp16Peak) {
+  TraceJobOptions o = H100();
+  o.gpu_override = "v100";
+  TraceModelRequest m = testing::ModelRequest128(testing::TinyModel());
+  m.tokens_per_step = 1024;
+  m.precision = DType::kBf16;
+  o.model = m;
+  auto job = Analyze({10'000}, o);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  ASSERT_TRUE(job->ranks[0].waterfall && job->ranks[0].waterfall->model);
+  const StepWaterfall& w = *job->ranks[0].waterfall;
+  EXPECT_EQ(w.model->precision, DType::kBf16);
+  EXPECT_EQ(w.model->peak_precision, DType::kFp16);
+  EXPECT_TRUE(w.model->peak_fallback());
+  EXPECT_DOUBLE_EQ(w.model->peak_flops_per_s, 125e12);
+  EXPECT_DOUBLE_EQ(w.model->mfu, w.model->model_flops / (static_cast<double>(w.step_ns) * 1e-9 * 125e12));
+  const auto note =
+      std::find_if(job->notes.begin(), job->notes.end(), [](const Note& n) { return n.code == "peak_fallback"; });
+  ASSERT_NE(note, job->notes.end());
+  EXPECT_NE(note->message.find("v100-sxm2-32gb lists no dense bf16 peak: the model MFU is against its dense fp16"),
+            std::string::npos)
+      << note->message;
+  EXPECT_NE(RenderTraceJobJson(*job, o).find("\"peak_fallback\": \"fp16\""), std::string::npos);
+  EXPECT_NE(RenderTraceJobText(*job, o, false).find("vs fp16 peak (no bf16 listed); executed/model"),
+            std::string::npos);
+
+  // Stated fp16 is listed: no fallback, no note.
+  m.precision = DType::kFp16;
+  o.model = m;
+  auto fp16 = Analyze({10'000}, o);
+  ASSERT_TRUE(fp16.ok()) << fp16.status().message();
+  EXPECT_FALSE(fp16->ranks[0].waterfall->model->peak_fallback());
+  EXPECT_TRUE(
+      std::none_of(fp16->notes.begin(), fp16->notes.end(), [](const Note& n) { return n.code == "peak_fallback"; }));
+  EXPECT_EQ(RenderTraceJobJson(*fp16, o).find("peak_fallback"), std::string::npos);
 }
 
 TEST(Notes, ModelWithoutGpuIsSaid) {
@@ -213,7 +254,7 @@ TEST(Notes, ModelWithoutGpuIsSaid) {
   ASSERT_TRUE(job.ok());
   ASSERT_FALSE(job->notes.empty());
   EXPECT_EQ(job->notes[0].code, "model_ignored_no_gpu");
-  EXPECT_NE(job->notes[0].message.find("pass --gpu"), std::string::npos);
+  EXPECT_NE(job->notes[0].message.find("pass parameter 'gpu'"), std::string::npos);
 }
 
 TEST(TextWidth, LinesFitTheWidth) {

@@ -182,7 +182,9 @@ StatusOr<ModelStepMfu> ModelMfu(const ModelStepInput& in, const Layers& l, const
     auto top = std::max_element(l.matrix_flops_by_dtype.begin(), l.matrix_flops_by_dtype.end());
     m.precision = *top > 0 ? static_cast<DType>(top - l.matrix_flops_by_dtype.begin()) : DType::kBf16;
   }
-  m.peak_flops_per_s = DensePeakFlops(gpu, m.precision, PeakFallbacks::Kernel());
+  const PeakFallbacks fallbacks = in.precision ? PeakFallbacks::StatedTracePrecision() : PeakFallbacks::Kernel();
+  m.peak_precision = DensePeakPrecision(gpu, m.precision, fallbacks);
+  m.peak_flops_per_s = DensePeakFlops(gpu, m.precision, fallbacks);
   if (!(m.peak_flops_per_s > 0)) {
     return InvalidArgumentError("waterfall: " + gpu.id + " has no dense " + DTypeName(m.precision) + " peak");
   }

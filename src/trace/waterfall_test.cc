@@ -187,6 +187,35 @@ TEST(Waterfall, ModelFlopsMfu) {
   EXPECT_DOUBLE_EQ(fwd.model->model_flops, tf->forward.total() * 256);
 }
 
+// The peak of a stated precision the device does not list is the one
+// predict takes (bf16 <-> fp16, PeakFallbacks::StatedTracePrecision); an
+// inferred one has no such fallback (a bf16 kernel cannot run on a device
+// without bf16).
+TEST(Waterfall, StatedPrecisionTakesTheJobFallback) {
+  const ModelSpec model = testing::TinyModel();
+  Prepared p = Prepare(Example());
+  Accelerator gpu = testing::TestGpu();
+  gpu.peak_tflops[static_cast<size_t>(DType::kBf16)] = 0;  // fp16 1000, as a V100 lists fp16 only
+  ModelStepInput in;
+  in.model = &model;
+  in.seq_len = 128;
+  in.tokens_per_step = 256;
+  WaterfallOptions options{&gpu, in};
+  EXPECT_FALSE(ComputeWaterfall(p.trace, p.classes, p.attribution, 0, 1000, "w", options).ok());
+  in.precision = DType::kBf16;
+  StepWaterfall w = Waterfall(p, 0, 1000, {&gpu, in});
+  ASSERT_TRUE(w.model.has_value());
+  EXPECT_EQ(w.model->precision, DType::kBf16);
+  EXPECT_EQ(w.model->peak_precision, DType::kFp16);
+  EXPECT_DOUBLE_EQ(w.model->peak_flops_per_s, 1e15);
+  EXPECT_DOUBLE_EQ(w.model->mfu, w.model->model_flops / (1000e-9 * 1e15));
+  // TF32 stated on a device without it: the FP32 rate (100 TFLOP/s), as before.
+  in.precision = DType::kTf32;
+  StepWaterfall tf32 = Waterfall(p, 0, 1000, {&gpu, in});
+  EXPECT_EQ(tf32.model->peak_precision, DType::kFp32);
+  EXPECT_DOUBLE_EQ(tf32.model->peak_flops_per_s, 100e12);
+}
+
 TEST(Waterfall, Errors) {
   Prepared p = Prepare(Example());
   Accelerator gpu = testing::TestGpu();

@@ -251,6 +251,7 @@ TEST(CliErrors, UnknownCommandAndFlag) {
 
 TEST(CliErrors, UnknownAndAmbiguousModel) {
   ExpectOneLineError(RunMfu({"flops", "--model", "llama-9"}), 2, "model 'llama-9'");
+  ExpectOneLineError(RunMfu({"flops", "--model", "llama-9"}), 2, "; see 'mfu models'");
   ExpectOneLineError(RunMfu({"flops", "--model", "mistral-7b"}), 2, "ambiguous; candidates: mistral-7b-instruct-v0.3");
 }
 
@@ -262,8 +263,22 @@ TEST(CliErrors, UnknownAndAmbiguousGpu) {
     args.push_back(gpu);
     return RunMfu(args);
   };
-  ExpectOneLineError(with("h1000"), 2, "h1000");
+  // The library names the report as "command 'hw list'"; the CLI as the command line.
+  ExpectOneLineError(with("h1000"), 2, "gpu 'h1000': unknown accelerator (did you mean 'h100'?); see 'mfu hw list'");
   ExpectOneLineError(with("gaudi"), 2, "ambiguous, candidates: gaudi2-oam-96gb, gaudi3-oam-128gb");
+}
+
+// The generic model's checks name its fields as the library does
+// ("parameter 'top_k'"); the CLI shows them as flags.
+TEST(CliErrors, GenericModelMessagesNameFlags) {
+  ExpectOneLineError(RunMfu({"flops", "--seq-len", "128", "--layers", "2", "--hidden", "64", "--heads", "4", "--vocab",
+                             "100", "--ffn", "128", "--top-k", "2"}),
+                     2, "mfu: --top-k: given without --experts\n");
+  ExpectOneLineError(
+      RunMfu({"flops", "--seq-len", "128", "--layers", "2", "--hidden", "64", "--heads", "5", "--vocab", "100"}), 2,
+      "--heads: 5 does not divide --hidden 64; give --head-dim");
+  // CLI parse errors are not library messages: "subcommand 'x'" stays.
+  ExpectOneLineError(RunMfu({"hw", "lst"}), 2, "subcommand 'lst'");
 }
 
 TEST(CliErrors, ContradictoryFlags) {
