@@ -22,6 +22,18 @@ StatusOr<DType> ResolvePrecision(const std::string& name, const Accelerator& gpu
   return precision;
 }
 
+// The framework whose stored dtypes a job counts: `framework`'s own, or
+// the training framework named by the `state` override when given.
+StatusOr<const FrameworkProfile*> StateSource(const Catalog& catalog, const FrameworkProfile* framework,
+                                              const std::string& state) {
+  if (state.empty())
+    return framework;
+  StatusOr<const FrameworkProfile*> other = catalog.frameworks.FindTraining(state);
+  if (!other.ok())
+    return InvalidArgumentError(Param("state") + ": " + other.status().message());
+  return *other;
+}
+
 // The framework profile with the attention override applied; fills
 // r.framework, r.moe_imbalance and r.state.
 StatusOr<FrameworkProfile> ResolveFramework(const Catalog& catalog, const TrainingRequest& q, ResolvedTraining& r) {
@@ -45,14 +57,8 @@ StatusOr<FrameworkProfile> ResolveFramework(const Catalog& catalog, const Traini
   if (!(q.moe_imbalance >= 1 && q.moe_imbalance <= 64))
     return InvalidArgumentError(Param("moe_imbalance") + " must be in [1, 64] (busiest expert rank / mean)");
   r.moe_imbalance = q.moe_imbalance;
-  r.state = p.state;
-  if (!q.state.empty()) {
-    StatusOr<const FrameworkProfile*> other = catalog.frameworks.FindTraining(q.state);
-    if (!other.ok())
-      return InvalidArgumentError(Param("state") + ": " + other.status().message());
-    r.state = (*other)->state;
-  }
-  MFU_ASSIGN_OR_RETURN(r.state, OverrideStateDTypes(r.state, q.weight_dtype, q.grad_dtype));
+  MFU_ASSIGN_OR_RETURN(const FrameworkProfile* state, StateSource(catalog, r.framework, q.state));
+  MFU_ASSIGN_OR_RETURN(r.state, OverrideStateDTypes(state->state, q.weight_dtype, q.grad_dtype));
   return p;
 }
 
@@ -110,14 +116,10 @@ StatusOr<MemoryReport> EstimateMemory(const Catalog& catalog, MemoryRequest requ
   if (!framework.ok())
     return InvalidArgumentError(Param("framework") + ": " + framework.status().message());
   request.framework = (*framework)->name;
-  request.framework_state = (*framework)->state;
-  if (!request.state.empty()) {
-    StatusOr<const FrameworkProfile*> other = catalog.frameworks.FindTraining(request.state);
-    if (!other.ok())
-      return InvalidArgumentError(Param("state") + ": " + other.status().message());
-    request.state = (*other)->name;
-    request.framework_state = (*other)->state;
-  }
+  MFU_ASSIGN_OR_RETURN(const FrameworkProfile* state, StateSource(catalog, *framework, request.state));
+  if (!request.state.empty())
+    request.state = state->name;
+  request.framework_state = state->state;
   return EstimateMemory(request);
 }
 
