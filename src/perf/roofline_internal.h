@@ -3,7 +3,7 @@
 // The rooflines' inline building blocks (roofline.h's functions and the
 // training model's per-layer arithmetic share them): latency steps, the
 // collectives on a link, the GEMM shape factor and a GEMM's roofline.
-// Private to libmfu (src/perf, src/plan, src/infer).
+// Private to src/perf and src/plan.
 
 #include <algorithm>
 #include <cmath>
