@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "goodput/goodput_readers.h"
@@ -40,6 +41,28 @@ struct Expect {
   double time_s;
   std::string detail;
 };
+
+// A job (or attempt) start `offset_s` after kT0, and its end at the close
+// of the second `offset_s` after kT0.
+Expect Start(double offset_s, std::string detail = "") {
+  return {GoodputEventKind::kJobStart, kT0 + offset_s, std::move(detail)};
+}
+Expect End(GoodputEventKind kind, double offset_s, std::string detail) {
+  return {kind, kT0 + offset_s + 1, std::move(detail)};
+}
+
+// Job 4242 (sacct) / 4243 (jobcomp), as both readers see it: submitted at
+// 10:00, run from 10:00:30 for an hour and requeued; submitted again at
+// 11:00:40, run from 11:05:40 for two hours, ended by a node failure
+// (`node_fail`: the state as the reader details it).
+std::vector<Expect> RequeuedThenNodeFail(std::string node_fail) {
+  return {{GoodputEventKind::kQueued, kT0, ""},
+          Start(30, "nodes=2 node[01-02]"),
+          End(GoodputEventKind::kJobFailed, 3630, "REQUEUED"),
+          {GoodputEventKind::kQueued, kT0 + 3640, ""},
+          Start(3940, "nodes=2 node[01-02]"),
+          End(GoodputEventKind::kJobFailed, 11140, std::move(node_fail))};
+}
 
 void ExpectEvents(const std::vector<GoodputEvent>& got, const std::vector<Expect>& want) {
   ASSERT_EQ(got.size(), want.size());
@@ -65,17 +88,11 @@ TEST_F(SlurmReaders, SacctRequeuedAttemptsAndSteps) {
       "4242|train|COMPLETED|2026-12-01T13:06:00|2026-12-01T13:10:00|2026-12-01T14:10:00|01:00:00|2|0:0|node[03-04]|2\n";
   auto events = ReadSacct(text, "run.sacct");
   ASSERT_TRUE(events.ok()) << events.status().message();
-  ExpectEvents(*events, {
-                            {GoodputEventKind::kQueued, kT0, ""},
-                            {GoodputEventKind::kJobStart, kT0 + 30, "nodes=2 node[01-02]"},
-                            {GoodputEventKind::kJobFailed, kT0 + 3630 + 1, "REQUEUED"},
-                            {GoodputEventKind::kQueued, kT0 + 3640, ""},
-                            {GoodputEventKind::kJobStart, kT0 + 3940, "nodes=2 node[01-02]"},
-                            {GoodputEventKind::kJobFailed, kT0 + 11140 + 1, "NODE_FAIL"},
-                            {GoodputEventKind::kQueued, kT0 + 11160, ""},
-                            {GoodputEventKind::kJobStart, kT0 + 11400, "nodes=2 node[03-04]"},
-                            {GoodputEventKind::kJobEnd, kT0 + 15000 + 1, "COMPLETED"},
-                        });
+  std::vector<Expect> want = RequeuedThenNodeFail("NODE_FAIL");
+  want.push_back({GoodputEventKind::kQueued, kT0 + 11160, ""});
+  want.push_back(Start(11400, "nodes=2 node[03-04]"));
+  want.push_back(End(GoodputEventKind::kJobEnd, 15000, "COMPLETED"));
+  ExpectEvents(*events, want);
   for (const GoodputEvent& e : *events) {
     EXPECT_EQ(e.attempt, "4242");
     EXPECT_EQ(e.source, "run.sacct");
@@ -98,24 +115,24 @@ TEST_F(SlurmReaders, SacctColumnOrderAndStates) {
       "Unknown|PENDING|Unknown|6|\n"
       "2026-12-01T10:10:00|CD|2026-12-01T10:00:00|7|\n"
       "2026-12-01T10:10:00|F|2026-12-01T10:00:00|8|\n";
+  // Each ended row is a start at 10:00 and an end at the close of 10:10:00;
+  // RUNNING has no end yet, PENDING never started and has no event at all.
+  const std::pair<const char*, GoodputEventKind> ended[] = {{"CANCELLED by 1000", GoodputEventKind::kJobEnd},
+                                                            {"TIMEOUT", GoodputEventKind::kJobFailed},
+                                                            {"PREEMPTED", GoodputEventKind::kJobFailed},
+                                                            {"OUT_OF_MEMORY", GoodputEventKind::kJobFailed},
+                                                            {"RUNNING", GoodputEventKind::kJobStart},
+                                                            {"CD", GoodputEventKind::kJobEnd},
+                                                            {"F", GoodputEventKind::kJobFailed}};
+  std::vector<Expect> want;
+  for (const auto& [state, end] : ended) {
+    want.push_back(Start(0));
+    if (end != GoodputEventKind::kJobStart)
+      want.push_back(End(end, 600, state));
+  }
   auto events = ReadSacct(text, "s");
   ASSERT_TRUE(events.ok()) << events.status().message();
-  ExpectEvents(*events, {
-                            {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobEnd, kT0 + 600 + 1, "CANCELLED by 1000"},
-                            {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobFailed, kT0 + 600 + 1, "TIMEOUT"},
-                            {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobFailed, kT0 + 600 + 1, "PREEMPTED"},
-                            {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobFailed, kT0 + 600 + 1, "OUT_OF_MEMORY"},
-                            {GoodputEventKind::kJobStart, kT0, ""},  // RUNNING: no end yet
-                            // PENDING, never started: no event at all
-                            {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobEnd, kT0 + 600 + 1, "CD"},
-                            {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobFailed, kT0 + 600 + 1, "F"},
-                        });
+  ExpectEvents(*events, want);
 }
 
 // Array tasks keep their id; a heterogeneous job's components are one
@@ -131,10 +148,10 @@ TEST_F(SlurmReaders, SacctArraysHetJobsAndExitCodes) {
   auto events = ReadSacct(text, "s");
   ASSERT_TRUE(events.ok()) << events.status().message();
   ExpectEvents(*events, {
-                            {GoodputEventKind::kJobStart, kT0, "nodes=1 n1"},
-                            {GoodputEventKind::kJobFailed, kT0 + 60 + 1, "FAILED (exit 1:0)"},
-                            {GoodputEventKind::kJobStart, kT0, "nodes=1 n1"},
-                            {GoodputEventKind::kJobFailed, kT0 + 360 + 1, "NODE_FAIL"},
+                            Start(0, "nodes=1 n1"),
+                            End(GoodputEventKind::kJobFailed, 60, "FAILED (exit 1:0)"),
+                            Start(0, "nodes=1 n1"),
+                            End(GoodputEventKind::kJobFailed, 360, "NODE_FAIL"),
                         });
   EXPECT_EQ((*events)[0].attempt, "900_3");
   EXPECT_EQ((*events)[2].attempt, "901");
@@ -155,13 +172,12 @@ TEST_F(SlurmReaders, SacctElapsedStepsOnlyAndRestarts) {
   auto events = ReadSacct(text, "s");
   ASSERT_TRUE(events.ok()) << events.status().message();
   ExpectEvents(*events, {
-                            {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobFailed, kT0 + 93784 + 1, "FAILED"},
-                            {GoodputEventKind::kJobStart, kT0, ""},
-                            {GoodputEventKind::kJobFailed, kT0 + 1800 + 1, "FAILED"},
-                            {GoodputEventKind::kJobStart, kT0,
-                             "requeued 3 times; the earlier attempts are not listed (sacct -D lists them)"},
-                            {GoodputEventKind::kJobEnd, kT0 + 3600 + 1, "COMPLETED"},
+                            Start(0),
+                            End(GoodputEventKind::kJobFailed, 93784, "FAILED"),
+                            Start(0),
+                            End(GoodputEventKind::kJobFailed, 1800, "FAILED"),
+                            Start(0, "requeued 3 times; the earlier attempts are not listed (sacct -D lists them)"),
+                            End(GoodputEventKind::kJobEnd, 3600, "COMPLETED"),
                         });
 }
 
@@ -237,17 +253,11 @@ TEST_F(SlurmReaders, JobCompRecords) {
   EXPECT_FALSE(LooksLikeSacct(text));
   auto events = ReadSlurmJobComp(text, "jobcomp.log");
   ASSERT_TRUE(events.ok()) << events.status().message();
-  ExpectEvents(*events, {
-                            {GoodputEventKind::kQueued, kT0, ""},
-                            {GoodputEventKind::kJobStart, kT0 + 30, "nodes=2 node[01-02]"},
-                            {GoodputEventKind::kJobFailed, kT0 + 3630 + 1, "REQUEUED"},
-                            {GoodputEventKind::kQueued, kT0 + 3640, ""},
-                            {GoodputEventKind::kJobStart, kT0 + 3940, "nodes=2 node[01-02]"},
-                            {GoodputEventKind::kJobFailed, kT0 + 11140 + 1, "NODE_FAIL (exit 0:9)"},
-                            {GoodputEventKind::kJobStart, kT0, "nodes=1 node03"},
-                            {GoodputEventKind::kJobEnd, kT0 + 60 + 1, "COMPLETED"},
-                            {GoodputEventKind::kQueued, kT0 + 60, ""},
-                        });
+  std::vector<Expect> want = RequeuedThenNodeFail("NODE_FAIL (exit 0:9)");
+  want.push_back(Start(0, "nodes=1 node03"));
+  want.push_back(End(GoodputEventKind::kJobEnd, 60, "COMPLETED"));
+  want.push_back({GoodputEventKind::kQueued, kT0 + 60, ""});
+  ExpectEvents(*events, want);
   EXPECT_EQ((*events)[0].attempt, "4243");
   EXPECT_EQ((*events)[6].attempt, "4249_1");
   EXPECT_EQ((*events)[3].line, 2);
@@ -279,10 +289,10 @@ TEST_F(SlurmReaders, EndOfSecondCappedAndRequeueLoggedAsPending) {
       "s");
   ASSERT_TRUE(sacct.ok()) << sacct.status().message();
   ExpectEvents(*sacct, {
-                           {GoodputEventKind::kJobStart, kT0, ""},
+                           Start(0),
                            {GoodputEventKind::kJobFailed, kT0 + 10, "NODE_FAIL"},
-                           {GoodputEventKind::kJobStart, kT0 + 10, ""},
-                           {GoodputEventKind::kJobEnd, kT0 + 20 + 1, "COMPLETED"},
+                           Start(10),
+                           End(GoodputEventKind::kJobEnd, 20, "COMPLETED"),
                        });
   auto jobcomp = ReadSlurmJobComp(
       "JobId=1 UserId=root(0) GroupId=root(0) Name=job.sh JobState=PENDING Partition=debug TimeLimit=UNLIMITED "
@@ -293,8 +303,8 @@ TEST_F(SlurmReaders, EndOfSecondCappedAndRequeueLoggedAsPending) {
   ASSERT_TRUE(jobcomp.ok()) << jobcomp.status().message();
   ExpectEvents(*jobcomp, {
                              {GoodputEventKind::kQueued, kT0 - 1, ""},
-                             {GoodputEventKind::kJobStart, kT0, "nodes=1 vm"},
-                             {GoodputEventKind::kJobFailed, kT0 + 4 + 1, "REQUEUED (logged as PENDING)"},
+                             Start(0, "nodes=1 vm"),
+                             End(GoodputEventKind::kJobFailed, 4, "REQUEUED (logged as PENDING)"),
                          });
 }
 

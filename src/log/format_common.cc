@@ -93,6 +93,19 @@ LogEvent MakeEvent(LogEventKind kind, int64_t line, const TimelineBuilder& out, 
   return e;
 }
 
+std::optional<LogStep> StepWithLoss(std::optional<int64_t> step, std::optional<double> loss, int64_t line,
+                                    TimelineBuilder& out) {
+  if (!step || !loss) {
+    out.CountPartial();
+    return std::nullopt;
+  }
+  LogStep s;
+  s.step = *step;
+  s.line = line;
+  s.loss = *loss;
+  return s;
+}
+
 LogStep* LastTrainStep(TimelineBuilder& out) {
   std::vector<LogStep>& steps = out.mutable_steps();
   for (auto it = steps.rbegin(); it != steps.rend(); ++it) {

@@ -43,6 +43,11 @@ std::optional<int64_t> AsInt(std::optional<double> value);
 // An event of `kind` at 1-based `line`, in the builder's current attempt,
 // about `step` (-1: none).
 LogEvent MakeEvent(LogEventKind kind, int64_t line, const TimelineBuilder& out, int64_t step);
+// The step record of a step line whose id and loss were read, at 1-based
+// `line`; when either is missing the line is counted partial and nullopt
+// returned (the line was still the format's, so Consume returns true).
+std::optional<LogStep> StepWithLoss(std::optional<int64_t> step, std::optional<double> loss, int64_t line,
+                                    TimelineBuilder& out);
 // The last kept non-validation step, nullptr when none.
 LogStep* LastTrainStep(TimelineBuilder& out);
 

@@ -9,7 +9,7 @@
 // their ratio is the world size.
 
 #include <cmath>
-#include <string>
+#include <optional>
 
 #include "log/format_common.h"
 #include "log/log_parser.h"
@@ -34,16 +34,11 @@ class PicotronParser final : public FormatParser {
     if (!text.starts_with("Step: ") || text.find("Loss: ") == std::string_view::npos) {
       return false;
     }
-    std::optional<int64_t> step = IntAfter(text, "Step: ");
-    std::optional<double> loss = NumberAfter(text, "Loss: ");
-    if (!step || !loss) {
-      out.CountPartial();
+    std::optional<LogStep> parsed = StepWithLoss(IntAfter(text, "Step: "), NumberAfter(text, "Loss: "), line.line, out);
+    if (!parsed) {
       return true;
     }
-    LogStep s;
-    s.step = *step;
-    s.line = line.line;
-    s.loss = *loss;
+    LogStep& s = *parsed;
     std::optional<double> per_step = NumberAfter(text, "Global batch size: ");
     if (!per_step) {
       per_step = NumberAfter(text, "Global batch size (with seq_len): ");

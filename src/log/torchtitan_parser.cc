@@ -101,16 +101,12 @@ class TorchtitanParser final : public FormatParser {
         step = AsInt(ParseLogNumber(rest->substr(0, rest->find('/'))));
       }
     }
-    std::optional<double> loss = NumberAfter(body, "loss:");
-    if (!step || !loss) {
-      out.CountPartial();
+    std::optional<LogStep> parsed = StepWithLoss(step, NumberAfter(body, "loss:"), line.line, out);
+    if (!parsed) {
       return true;
     }
-    LogStep s;
-    s.step = *step;
-    s.line = line.line;
+    LogStep& s = *parsed;
     s.time_s = t.time_s;
-    s.loss = *loss;
     s.validation = validation;
     if (std::optional<double> g = NumberAfter(body, "grad_norm:")) {
       s.grad_norm = *g;

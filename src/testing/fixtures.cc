@@ -58,4 +58,8 @@ std::string GzipText(const std::string& text, int level) {
   return out;
 }
 
+std::string TestTracePath(std::string_view name) {
+  return std::string(MFU_SOURCE_DIR) + "/tests/data/traces/" + std::string(name);
+}
+
 }  // namespace mfu::testing

@@ -5,6 +5,8 @@
 // name that does not depend on the classifier's table, and a test
 // accelerator with round peaks.
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -214,5 +216,30 @@ ModelSpec TinyModel();
 // `text` as one gzip member at deflate `level` (0: stored blocks, so payload
 // bytes can be changed without breaking the deflate stream).
 std::string GzipText(const std::string& text, int level);
+
+// tests/data/traces/<name> in the source tree.
+std::string TestTracePath(std::string_view name);
+
+// The single-file real traces in tests/data/traces that every whole-trace
+// invariant test walks (CUDA, ROCm, legacy 2021, ns resolution, Triton,
+// CPU only).
+inline constexpr const char* kRealTraceFiles[] = {"b200_vllm_eager.json.gz",
+                                                  "mi300x_resnet_rccl.json.gz",
+                                                  "legacy_2021_resnet50.json.gz",
+                                                  "nccl_collectives_a100.json.gz",
+                                                  "ns_resolution_v100.json.gz",
+                                                  "mi250_rocm.json.gz",
+                                                  "triton.json.gz",
+                                                  "cpu_only.json.gz"};
+
+// The count of diagnostic `name` in `t` (a test failure when it has none).
+inline uint64_t DiagnosticCount(const RankTrace& t, std::string_view name) {
+  for (const auto& d : t.diagnostics) {
+    if (std::string_view(d.name) == name)
+      return d.count;
+  }
+  ADD_FAILURE() << "no diagnostic " << name;
+  return 0;
+}
 
 }  // namespace mfu::testing

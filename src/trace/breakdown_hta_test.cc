@@ -236,7 +236,7 @@ struct RankResult {
 };
 
 std::vector<RankResult> AnalyzeSet(const std::string& dir, std::span<const int64_t> row0_ts_us) {
-  auto traces = ParseTraceSet(std::string(MFU_SOURCE_DIR) + "/tests/data/traces/" + dir);
+  auto traces = ParseTraceSet(testing::TestTracePath(dir));
   EXPECT_TRUE(traces.ok()) << traces.status().message();
   std::vector<RankResult> results;
   if (!traces.ok())

@@ -344,17 +344,9 @@ TEST(LinkLaunches, ByCorrelation) {
 // Every trace in tests/data, every window, both variants: the accounting
 // identities hold and nothing is left out.
 TEST(Breakdown, InvariantsOnRealTraces) {
-  const char* files[] = {"b200_vllm_eager.json.gz",
-                         "mi300x_resnet_rccl.json.gz",
-                         "legacy_2021_resnet50.json.gz",
-                         "nccl_collectives_a100.json.gz",
-                         "ns_resolution_v100.json.gz",
-                         "mi250_rocm.json.gz",
-                         "triton.json.gz",
-                         "cpu_only.json.gz"};
-  for (const char* file : files) {
+  for (const char* file : testing::kRealTraceFiles) {
     SCOPED_TRACE(file);
-    auto trace = ParseTraceFile(std::string(MFU_SOURCE_DIR) + "/tests/data/traces/" + file);
+    auto trace = ParseTraceFile(testing::TestTracePath(file));
     ASSERT_TRUE(trace.ok()) << trace.status().message();
     const Prepared p = Prepare(std::move(trace).value());
     const std::vector<ProfilerStepInfo> steps = FindProfilerSteps(p.trace, p.launches);
@@ -398,7 +390,7 @@ TEST(Breakdown, InvariantsOnRealTraces) {
 TEST(AnalyzeWindows, EqualsOneWindowAtATimeOnRealTraces) {
   size_t windows_checked = 0;
   for (const char* dir : {"dlrm_kineto", "hta_sampled"}) {
-    auto traces = ParseTraceSet(std::string(MFU_SOURCE_DIR) + "/tests/data/traces/" + dir);
+    auto traces = ParseTraceSet(testing::TestTracePath(dir));
     ASSERT_TRUE(traces.ok()) << traces.status().message();
     for (RankTrace& t : *traces) {
       const Prepared p = Prepare(std::move(t));

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mfu/trace_classify.h"
@@ -343,17 +344,15 @@ TEST(ClassifyEvents, CachesPerNameAndSkipsCpuEvents) {
 // Every kernel of the real traces in tests/data: the built-in table leaves
 // less than 1% of kernel time unclassified on each.
 TEST(ClassifyEvents, RealTracesAreAlmostFullyClassified) {
-  const char* files[] = {"b200_vllm_eager.json.gz",
-                         "mi300x_resnet_rccl.json.gz",
-                         "legacy_2021_resnet50.json.gz",
-                         "nccl_collectives_a100.json.gz",
-                         "ns_resolution_v100.json.gz",
-                         "mi250_rocm.json.gz",
-                         "triton.json.gz",
-                         "dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz",
-                         "hta_sampled/sampled_rank-0.json.gz"};
-  for (const char* file : files) {
-    auto trace = ParseTraceFile(std::string(MFU_SOURCE_DIR) + "/tests/data/traces/" + file);
+  std::vector<std::string> files;
+  for (const char* file : testing::kRealTraceFiles) {
+    if (std::string_view(file) != "cpu_only.json.gz")  // no kernels to classify
+      files.push_back(file);
+  }
+  files.push_back("dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz");
+  files.push_back("hta_sampled/sampled_rank-0.json.gz");
+  for (const std::string& file : files) {
+    auto trace = ParseTraceFile(testing::TestTracePath(file));
     ASSERT_TRUE(trace.ok()) << file << ": " << trace.status().message();
     const std::vector<KernelClass> classes = ClassifyEvents(*trace, testing::BuiltinClassifier());
     const double unclassified = testing::UnclassifiedKernelShare(*trace, classes);

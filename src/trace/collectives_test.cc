@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mfu/trace_collectives.h"
+#include "testing/trace_builder.h"
 
 namespace mfu {
 namespace {
@@ -536,10 +537,6 @@ TEST(FindStragglersHta, PicksLatestStartersOfTheMostVariableKernel) {
 // ---------------------------------------------------------------------------
 // Real traces (tests/data/traces; see tests/data/README.md).
 
-std::string TraceDir(const std::string& name) {
-  return std::string(MFU_SOURCE_DIR) + "/tests/data/traces/" + name;
-}
-
 std::vector<std::vector<KernelClass>> BuiltinClasses(const std::vector<RankTrace>& traces) {
   auto classifier = KernelClassifier::LoadBuiltin();
   EXPECT_TRUE(classifier.ok()) << classifier.status().message();
@@ -553,7 +550,7 @@ std::vector<std::vector<KernelClass>> BuiltinClasses(const std::vector<RankTrace
 }
 
 TEST(CollectivesRealTraces, DlrmEightRanks) {
-  auto traces = ParseTraceSet(TraceDir("dlrm_kineto"));
+  auto traces = ParseTraceSet(testing::TestTracePath("dlrm_kineto"));
   ASSERT_TRUE(traces.ok()) << traces.status().message();
   ASSERT_EQ(traces->size(), 8u);
   auto classes = BuiltinClasses(*traces);
@@ -608,7 +605,7 @@ TEST(CollectivesRealTraces, DlrmEightRanks) {
 }
 
 TEST(CollectivesRealTraces, HtaSampledTwoRanks) {
-  auto traces = ParseTraceSet(TraceDir("hta_sampled"));
+  auto traces = ParseTraceSet(testing::TestTracePath("hta_sampled"));
   ASSERT_TRUE(traces.ok()) << traces.status().message();
   ASSERT_EQ(traces->size(), 2u);
   auto classes = BuiltinClasses(*traces);
@@ -624,7 +621,7 @@ TEST(CollectivesRealTraces, HtaSampledTwoRanks) {
 }
 
 TEST(CollectivesRealTraces, A100SingleRankArgs) {
-  auto trace = ParseTraceFile(TraceDir("nccl_collectives_a100.json.gz"));
+  auto trace = ParseTraceFile(testing::TestTracePath("nccl_collectives_a100.json.gz"));
   ASSERT_TRUE(trace.ok()) << trace.status().message();
   std::vector<RankTrace> traces;
   traces.push_back(std::move(*trace));

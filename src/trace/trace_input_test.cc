@@ -18,14 +18,7 @@
 namespace mfu {
 namespace {
 
-uint64_t Count(const RankTrace& t, const char* name) {
-  for (const auto& d : t.diagnostics) {
-    if (std::string(d.name) == name)
-      return d.count;
-  }
-  ADD_FAILURE() << "no diagnostic " << name;
-  return 0;
-}
+using testing::DiagnosticCount;
 
 std::string Gzip(const std::string& text) {
   return mfu::testing::GzipText(text, 6);
@@ -67,7 +60,7 @@ TEST(TraceInput, TruncatedGzipIsNamed) {
   // truncation is counted with the gzip reason.
   auto tail = ParseTraceBuffer(gz.substr(0, gz.size() - 4), "tail.json.gz");
   ASSERT_TRUE(tail.ok()) << tail.status().message();
-  EXPECT_EQ(Count(*tail, "truncated_input"), 1u);
+  EXPECT_EQ(DiagnosticCount(*tail, "truncated_input"), 1u);
 }
 
 TEST(TraceInput, MaxEventsCapsEveryPath) {
@@ -131,7 +124,7 @@ TEST(TraceInput, LongNamesAreCutAndCounted) {
   ASSERT_EQ(t->num_events(), 2u);
   EXPECT_EQ(t->event_name(0).size(), trace::kMaxNameBytes);
   EXPECT_EQ(t->event_name(1), "short");
-  EXPECT_EQ(Count(*t, "long_name_truncated"), 1u);
+  EXPECT_EQ(DiagnosticCount(*t, "long_name_truncated"), 1u);
 }
 
 // Issue #12: an unreadable directory said "no *.json files".

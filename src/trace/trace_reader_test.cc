@@ -14,18 +14,7 @@
 namespace mfu {
 namespace {
 
-uint64_t Count(const RankTrace& t, const char* name) {
-  for (const auto& d : t.diagnostics) {
-    if (std::string(d.name) == name)
-      return d.count;
-  }
-  ADD_FAILURE() << "no diagnostic " << name;
-  return 0;
-}
-
-std::string TestTrace(const char* name) {
-  return std::string(MFU_SOURCE_DIR) + "/tests/data/traces/" + name;
-}
+using testing::DiagnosticCount;
 
 std::string GzipStored(const std::string& text) {
   return mfu::testing::GzipText(text, 0);
@@ -49,7 +38,7 @@ TEST(TraceReader, GzipCrcMismatchIsReported) {
   gz[at + 7] = '3';  // ts 20 -> 30: still JSON, still deflate
   auto t = ParseTraceBuffer(gz, "bad.json.gz");
   ASSERT_TRUE(t.ok()) << t.status().message();
-  EXPECT_EQ(Count(*t, "truncated_input"), 1u);
+  EXPECT_EQ(DiagnosticCount(*t, "truncated_input"), 1u);
   bool named = false;
   for (const auto& d : t->diagnostics) {
     for (const auto& e : d.examples)
@@ -79,7 +68,7 @@ TEST(TraceReader, GzipTrailerAcrossInputBuffers) {
     ASSERT_TRUE(t.ok()) << t.status().message();
     EXPECT_EQ(t->num_events(), 2u) << delta;
     EXPECT_EQ(t->error_count(), 0u) << delta;
-    EXPECT_EQ(Count(*t, "truncated_input"), 0u) << delta << " (" << gz.size() << " bytes)";
+    EXPECT_EQ(DiagnosticCount(*t, "truncated_input"), 0u) << delta << " (" << gz.size() << " bytes)";
   }
   EXPECT_EQ(straddled, 7u);  // trailers split 1+7 ... 7+1 across the first two reads
   // Two members: the second's events follow the first's bytes.
@@ -89,7 +78,7 @@ TEST(TraceReader, GzipTrailerAcrossInputBuffers) {
   auto t = ParseTraceBuffer(GzipStored(first) + GzipStored(second), "two.json.gz");
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->num_events(), 1u);
-  EXPECT_EQ(Count(*t, "truncated_input"), 0u);
+  EXPECT_EQ(DiagnosticCount(*t, "truncated_input"), 0u);
 }
 
 TEST(ParseMicrosToNs, ExactForEveryGeneration) {
@@ -166,10 +155,10 @@ TEST(TraceReader, LegacyStringTidsBeginEndAndUint64Ids) {
   EXPECT_EQ(t->event_track(2).stream, 7);
   EXPECT_EQ(t->external_id[2], 5);
   EXPECT_EQ(static_cast<uint64_t>(t->correlation[2]), 10159970886766084423ull);
-  EXPECT_EQ(Count(*t, "uint64_id"), 1u);
-  EXPECT_EQ(Count(*t, "unmatched_begin_end"), 1u);
-  EXPECT_EQ(Count(*t, "flow_events"), 1u);
-  EXPECT_EQ(Count(*t, "unknown_category"), 1u);
+  EXPECT_EQ(DiagnosticCount(*t, "uint64_id"), 1u);
+  EXPECT_EQ(DiagnosticCount(*t, "unmatched_begin_end"), 1u);
+  EXPECT_EQ(DiagnosticCount(*t, "flow_events"), 1u);
+  EXPECT_EQ(DiagnosticCount(*t, "unknown_category"), 1u);
 }
 
 TEST(TraceReader, MalformedEventsAreCountedNotFatal) {
@@ -184,11 +173,11 @@ TEST(TraceReader, MalformedEventsAreCountedNotFatal) {
   auto t = ParseTraceBuffer(doc, "bad.json");
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->num_events(), 2u);
-  EXPECT_EQ(Count(*t, "missing_dur"), 1u);
-  EXPECT_EQ(Count(*t, "missing_ph"), 1u);
-  EXPECT_EQ(Count(*t, "missing_ts"), 1u);
-  EXPECT_EQ(Count(*t, "negative_dur"), 1u);
-  EXPECT_EQ(Count(*t, "json_syntax_error"), 1u);
+  EXPECT_EQ(DiagnosticCount(*t, "missing_dur"), 1u);
+  EXPECT_EQ(DiagnosticCount(*t, "missing_ph"), 1u);
+  EXPECT_EQ(DiagnosticCount(*t, "missing_ts"), 1u);
+  EXPECT_EQ(DiagnosticCount(*t, "negative_dur"), 1u);
+  EXPECT_EQ(DiagnosticCount(*t, "json_syntax_error"), 1u);
   EXPECT_EQ(t->error_count(), 4u);
 }
 
@@ -206,8 +195,8 @@ TEST(TraceReader, EarlyEndOfAnEventIsASyntaxErrorWhateverFollows) {
         "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 1},\n" + event + tail;
     auto t = ParseTraceBuffer(doc, "early.json");
     ASSERT_TRUE(t.ok()) << t.status().message();
-    EXPECT_EQ(Count(*t, "json_syntax_error"), 1u) << tail;
-    EXPECT_EQ(Count(*t, "missing_ts"), 0u) << tail;
+    EXPECT_EQ(DiagnosticCount(*t, "json_syntax_error"), 1u) << tail;
+    EXPECT_EQ(DiagnosticCount(*t, "missing_ts"), 0u) << tail;
   }
 }
 
@@ -219,12 +208,12 @@ TEST(TraceReader, NothingUsableIsAnError) {
   auto all_bad = ParseTraceBuffer(R"({"traceEvents": [{"ts": 1}, 7]})", "y.json");
   ASSERT_FALSE(all_bad.ok());
   EXPECT_NE(all_bad.status().message().find("y.json: no usable event"), std::string::npos);
-  EXPECT_EQ(ParseTraceFile(TestTrace("does_not_exist.json")).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ParseTraceFile(testing::TestTracePath("does_not_exist.json")).status().code(), StatusCode::kNotFound);
 }
 
 TEST(TraceReader, TruncatedFileKeepsEventsAndMetadata) {
   base::RealFileSystem fs;
-  auto gz = fs.ReadFile(TestTrace("nccl_collectives_a100.json.gz"));
+  auto gz = fs.ReadFile(testing::TestTracePath("nccl_collectives_a100.json.gz"));
   ASSERT_TRUE(gz.ok());
   auto whole = ParseTraceBuffer(*gz, "whole");
   ASSERT_TRUE(whole.ok());
@@ -234,8 +223,8 @@ TEST(TraceReader, TruncatedFileKeepsEventsAndMetadata) {
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_GT(t->num_events(), 1000u);
   EXPECT_LT(t->num_events(), whole->num_events());
-  EXPECT_EQ(Count(*t, "truncated_input"), 1u);
-  EXPECT_EQ(Count(*t, "metadata_unreadable"), 0u);
+  EXPECT_EQ(DiagnosticCount(*t, "truncated_input"), 1u);
+  EXPECT_EQ(DiagnosticCount(*t, "metadata_unreadable"), 0u);
   EXPECT_EQ(t->device_name(), whole->device_name());
   EXPECT_EQ(t->rank, whole->rank);
 }
@@ -244,7 +233,7 @@ TEST(TraceReader, TruncatedFileKeepsEventsAndMetadata) {
 // diagnostic examples must be identical for any thread count, and gzip or
 // plain input must not matter.
 TEST(TraceReader, DeterministicAcrossThreadsAndCompression) {
-  const std::string path = TestTrace("legacy_2021_resnet50.json.gz");  // 35 MB of JSON
+  const std::string path = testing::TestTracePath("legacy_2021_resnet50.json.gz");  // 35 MB of JSON
   TraceParseOptions one, two;
   one.threads = 1;
   two.threads = 2;
