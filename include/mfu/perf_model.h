@@ -186,6 +186,8 @@ class PerfModel {
   void SetEfficiency(const EfficiencyParams& efficiency);
 
  private:
+  // One evaluation's context and its phases (perf_model_step.cc).
+  struct StepEval;
   PerfModel() = default;
   TrainingSetup setup_;
   Fabric fabric_;  // of the setup's cluster (or accelerator) at its efficiency
