@@ -8,15 +8,12 @@
 #include "base/strings.h"
 #include "mfu/report_count.h"
 #include "report/json_common.h"
+#include "report/memory_common.h"
 #include "report/table.h"
 
 namespace mfu {
-namespace {
 
-using nlohmann::json;
-using report::JsonInt;
-
-std::string OptimizerNote(const TrainingStateDtypes& d) {
+std::string report::OptimizerNote(const TrainingStateDtypes& d) {
   std::string note = d.moments_per_param == 1 ? "sgd: " : "adam: ";
   if (d.fp32_master && d.weights != DType::kFp32)
     note += "fp32 master + ";
@@ -25,6 +22,12 @@ std::string OptimizerNote(const TrainingStateDtypes& d) {
   return note +
          fmt::format("{} {} moment{}", d.moments_per_param, DTypeName(d.moments), d.moments_per_param == 1 ? "" : "s");
 }
+
+namespace {
+
+using nlohmann::json;
+using report::JsonInt;
+using report::OptimizerNote;
 
 std::string StateLine(const MemoryReport& e) {
   const TrainingStateDtypes& d = e.dtypes;

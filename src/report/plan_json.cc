@@ -85,6 +85,16 @@ json PredictionJson(const Prediction& p) {
   j["waterfall"] = WaterfallJson(p.waterfall);
   j["utilization"] = UtilizationJson(p.utilization);
   j["memory"] = MemoryJson(p.memory);
+  // The stored dtypes counted (the framework's); a master or gradient copy
+  // only where it is counted (not for fp32 weights or gradients).
+  const TrainingStateDtypes& d = p.config.state;
+  j["memory"]["state"] = {{"weight_dtype", d.WeightsName()},
+                          {"compute_dtype", DTypeName(d.compute)},
+                          {"grad_dtype", d.MainGradsName()},
+                          {"fp32_master", d.fp32_master && d.weights != DType::kFp32},
+                          {"fp32_grad_copy", d.fp32_grad_copy && d.main_grads != DType::kFp32},
+                          {"moment_dtype", DTypeName(d.moments)},
+                          {"moments", d.moments_per_param}};
   j["fits"] = p.memory.fits();
   return j;
 }

@@ -11,6 +11,7 @@
 #include "mfu/report_goodput.h"
 #include "mfu/report_plan.h"
 #include "report/json_common.h"
+#include "report/memory_common.h"
 #include "report/table.h"
 
 namespace mfu::report {
@@ -93,16 +94,23 @@ void PrintWaterfall(std::ostream& out, const Prediction& p, const TextOptions& t
   w.Print(out, width);
 }
 
-void PrintMemory(std::ostream& out, const MemoryPerGpu& m, int width) {
+// The memory table, its notes saying which stored dtypes were counted (the
+// framework's, as `mfu memory` counts them).
+void PrintMemory(std::ostream& out, const Prediction& p, int width) {
+  const MemoryPerGpu& m = p.memory;
+  const TrainingStateDtypes& d = p.config.state;
   out << "\nmemory per GPU\n";
-  Table mem({"component", "bytes"});
-  mem.AddRow({"weights", Bytes(m.weights)});
-  mem.AddRow({"gradients", Bytes(m.gradients)});
-  mem.AddRow({"optimizer states", Bytes(m.optimizer)});
-  mem.AddRow({"activations", Bytes(m.activations)});
-  mem.AddRow({"reserved (context, buffers)", Bytes(m.reserved)});
-  mem.AddRow({"total", Bytes(m.total())});
-  mem.AddRow({"capacity", Bytes(m.capacity)});
+  Table mem({"component", "bytes", "note"});
+  std::string weights = d.WeightsName();
+  if (p.config.zero_stage >= 3)
+    weights += fmt::format(" + 2 gathered layers in {}", DTypeName(d.compute));
+  mem.AddRow({"weights", Bytes(m.weights), weights});
+  mem.AddRow({"gradients", Bytes(m.gradients), d.MainGradsName() + " main grads"});
+  mem.AddRow({"optimizer states", Bytes(m.optimizer), OptimizerNote(d)});
+  mem.AddRow({"activations", Bytes(m.activations), ""});
+  mem.AddRow({"reserved (context, buffers)", Bytes(m.reserved), ""});
+  mem.AddRow({"total", Bytes(m.total()), ""});
+  mem.AddRow({"capacity", Bytes(m.capacity), ""});
   mem.Print(out, width);
   out << (m.fits() ? fmt::format("fits, {} free\n", Bytes(m.capacity - m.total()))
                    : fmt::format("DOES NOT FIT: {} over\n", Bytes(m.total() - m.capacity)));
@@ -239,7 +247,7 @@ std::string RenderPredictText(const ResolvedTraining& s, const PredictResult& r,
   PrintSummary(out, r.prediction, width);
   PrintBreakdown(out, r.prediction, width);
   PrintWaterfall(out, r.prediction, text_options);
-  PrintMemory(out, r.prediction.memory, width);
+  PrintMemory(out, r.prediction, width);
   return out.str();
 }
 
