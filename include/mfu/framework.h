@@ -40,6 +40,9 @@ const char* CpModeName(CpMode mode);
 
 struct FrameworkProfile {
   std::string name;  // "megatron-core", "torchtitan", ...
+  // Other names Find accepts (the former `--state` presets: "megatron",
+  // "torchtitan-fsdp"); each names one profile.
+  std::vector<std::string> aliases;
   std::string kind;  // "training" or "serving"
   std::string summary;
   // Shares (0-1) of each collective that the framework issues while compute
@@ -89,12 +92,11 @@ class FrameworkDb {
   Status AddFile(const FileSystem& fs, const std::string& path);
   // The table as CSV with every column (AddCsv reads it back equal).
   std::string ToCsv() const;
-  // By name, case-insensitively; kInvalidArgument naming the closest match
-  // and listing the names.
+  // By name or alias, case-insensitively; kInvalidArgument naming the
+  // closest match and listing the names.
   StatusOr<const FrameworkProfile*> Find(std::string_view name) const;
-  // As Find for a training framework, also under the names of the former
-  // `--state` presets ("megatron" = megatron-core, "torchtitan-fsdp" =
-  // torchtitan); kInvalidArgument for an unknown or a serving framework.
+  // As Find for a training framework; kInvalidArgument for an unknown or a
+  // serving framework.
   StatusOr<const FrameworkProfile*> FindTraining(std::string_view name) const;
   const std::vector<FrameworkProfile>& all() const { return profiles_; }
 

@@ -3,6 +3,7 @@
 
 #include "mfu/framework.h"
 
+#include <algorithm>
 #include <functional>
 #include <iterator>
 #include <string>
@@ -16,6 +17,11 @@
 
 namespace mfu {
 namespace {
+
+// An alias is spelled as a name is (lowercase letters, digits, - _ .).
+Status CheckAlias(const std::string& alias) {
+  return base::CheckSlugId(alias);
+}
 
 constexpr std::string_view kBuiltinPath = "frameworks/frameworks.csv";
 constexpr const char* kRecipes[] = {"", "delayed", "tensorwise", "rowwise", "blockwise", "mxfp8", "nvfp4"};
@@ -103,6 +109,11 @@ const base::TableSchema<FrameworkProfile>& Schema() {
     base::TableSchema<FrameworkProfile> s = base::KeyedSchema("framework", "name", &FrameworkProfile::name);
     s.lowercase_id = true;
     s.skip_empty_cells = false;
+    s.keys = [](const FrameworkProfile& p) {
+      std::vector<std::string> keys = {p.name};
+      keys.insert(keys.end(), p.aliases.begin(), p.aliases.end());
+      return keys;
+    };
     s.new_row = [](const std::vector<FrameworkProfile>&) {
       FrameworkProfile fresh;
       fresh.kind = "training";
@@ -110,6 +121,7 @@ const base::TableSchema<FrameworkProfile>& Schema() {
     };
     s.columns = {
         base::TextColumn("name", &FrameworkProfile::name),
+        base::ListColumn<FrameworkProfile>("aliases", &FrameworkProfile::aliases, CheckAlias),
         base::WordColumn("kind", &FrameworkProfile::kind, {"training", "serving"}, "training or serving"),
         base::TextColumn("summary", &FrameworkProfile::summary),
         Share("dp_grad_overlap", &FrameworkProfile::dp_grad_overlap),
@@ -225,7 +237,7 @@ StatusOr<const FrameworkProfile*> FrameworkDb::Find(std::string_view name) const
   const std::string key = base::ToLower(base::Trim(name));
   std::vector<std::string> names;
   for (const FrameworkProfile& p : profiles_) {
-    if (p.name == key)
+    if (p.name == key || std::find(p.aliases.begin(), p.aliases.end(), key) != p.aliases.end())
       return &p;
     names.push_back(p.name);
   }
@@ -236,12 +248,7 @@ StatusOr<const FrameworkProfile*> FrameworkDb::Find(std::string_view name) const
 }
 
 StatusOr<const FrameworkProfile*> FrameworkDb::FindTraining(std::string_view name) const {
-  std::string key = base::ToLower(base::Trim(name));
-  if (key == "megatron")
-    key = "megatron-core";
-  else if (key == "torchtitan-fsdp")
-    key = "torchtitan";
-  MFU_ASSIGN_OR_RETURN(const FrameworkProfile* p, Find(key));
+  MFU_ASSIGN_OR_RETURN(const FrameworkProfile* p, Find(name));
   if (p->kind != "training")
     return InvalidArgumentError(p->name + " is a " + p->kind + " framework; training needs a training one");
   return p;

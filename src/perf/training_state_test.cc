@@ -87,6 +87,22 @@ TEST(FrameworkTrainingState, FindTrainingAliasesAndErrors) {
   EXPECT_NE(typo.status().message().find("did you mean 'torchtitan'"), std::string::npos) << typo.status().message();
 }
 
+// Aliases are data (the aliases column): a user's file adds one, a name or
+// alias that names two profiles is refused and leaves the table unchanged.
+TEST(FrameworkTrainingState, AliasesComeFromTheTable) {
+  FrameworkDb db = Db();
+  ASSERT_TRUE(db.AddCsv("name,aliases\nnemo,megatron-bridge;nemo2\n", "t.csv").ok());
+  EXPECT_EQ((*db.Find("Megatron-Bridge"))->name, "nemo");
+  EXPECT_EQ((*db.FindTraining("NeMo2"))->name, "nemo");
+  Status clash = db.AddCsv("name,aliases\ndeepspeed,megatron\n", "clash.csv");
+  ASSERT_FALSE(clash.ok());
+  EXPECT_NE(clash.message().find("megatron"), std::string::npos) << clash.message();
+  EXPECT_EQ((*db.Find("megatron"))->name, "megatron-core");
+  Status spelled = db.AddCsv("name,aliases\nnemo,Mega Tron\n", "bad.csv");
+  ASSERT_FALSE(spelled.ok());
+  EXPECT_NE(spelled.message().find("bad.csv:2: column 'aliases'"), std::string::npos) << spelled.message();
+}
+
 TEST(FrameworkTrainingState, OverrideFileSetsAndChecksTheColumns) {
   FrameworkDb db = Db();
   ASSERT_TRUE(db.AddCsv("name,main_grads_dtype,fp32_grad_copy\nmegatron-core,bf16,0\n", "t.csv").ok());
