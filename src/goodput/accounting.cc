@@ -482,6 +482,192 @@ void FillIntervals(GoodputReport& r, const GoodputOptions& options) {
       IntervalsFor(in.checkpoint_time_s, in.mtbf_s, in.restart_time_s, r.checkpoint_interval.observed_s);
 }
 
+// Checks each event's time and duration; returns pointers to the events in
+// time order, boundaries first at equal times: a start precedes the steps
+// stamped with it, and an end follows them.
+StatusOr<std::vector<const GoodputEvent*>> SortedEvents(std::span<const GoodputEvent> events) {
+  std::vector<const GoodputEvent*> sorted;
+  sorted.reserve(events.size());
+  for (const GoodputEvent& e : events) {
+    // Nanoseconds in int64 reach the year 2262; these bounds keep every
+    // sum of a time and a duration inside them.
+    if (!std::isfinite(e.time_s) || std::fabs(e.time_s) > kMaxTimeS)
+      return InvalidArgumentError(
+          fmt::format("{}:{}: event '{}' has no valid time", e.source, e.line, GoodputEventKindId(e.kind)));
+    if (std::isfinite(e.duration_s) && (e.duration_s < 0 || e.duration_s > kMaxDurationS))
+      return InvalidArgumentError(fmt::format("{}:{}: event '{}' has a duration outside [0, 1e9] s ({})", e.source,
+                                              e.line, GoodputEventKindId(e.kind), e.duration_s));
+    sorted.push_back(&e);
+  }
+  auto rank = [](GoodputEventKind k) {
+    return k == GoodputEventKind::kJobStart
+               ? 0
+               : (k == GoodputEventKind::kJobEnd || k == GoodputEventKind::kJobFailed ? 2 : 1);
+  };
+  std::stable_sort(sorted.begin(), sorted.end(), [&](const GoodputEvent* a, const GoodputEvent* b) {
+    if (!Same(a->time_s, b->time_s))
+      return a->time_s < b->time_s;
+    return rank(a->kind) < rank(b->kind);
+  });
+  return sorted;
+}
+
+bool AnyStep(const std::vector<Attempt>& attempts) {
+  bool have_step = false;
+  for (const Attempt& a : attempts)
+    have_step = have_step || !a.steps.empty();
+  return have_step;
+}
+
+bool AnyCheckpoint(const std::vector<Attempt>& attempts) {
+  bool have_checkpoints = false;
+  for (const Attempt& a : attempts) {
+    for (const GoodputEvent* e : a.events) {
+      have_checkpoints = have_checkpoints || e->kind == GoodputEventKind::kCheckpointSaveEnd ||
+                         e->kind == GoodputEventKind::kCheckpointSaveAsync;
+    }
+  }
+  return have_checkpoints;
+}
+
+// The wall-clock window [begin, end]: from the first attempt's start to the
+// latest attempt end (or `now_s`, if later); stretches the last attempt to it.
+std::pair<Ns, Ns> WallWindow(std::vector<Attempt>& attempts, const GoodputOptions& options) {
+  Ns wall_begin = attempts.front().start;
+  Ns wall_end = attempts.back().end;
+  for (const Attempt& a : attempts)
+    wall_end = std::max(wall_end, a.end);
+  if (options.now_s > 0)
+    wall_end = std::max(wall_end, ToNs(options.now_s));
+  attempts.back().end = std::max(attempts.back().end, wall_end);
+  return {wall_begin, wall_end};
+}
+
+// The step time for steps with no known duration: the mean over attempts of
+// each attempt's mean known step (its first step excluded), else the mean of
+// all known steps.
+double FallbackStepS(const std::vector<Attempt>& attempts) {
+  std::vector<StepRec> all;
+  for (const Attempt& a : attempts)
+    all.insert(all.end(), a.steps.begin(), a.steps.end());
+  double sum = 0;
+  int64_t n = 0;
+  for (const Attempt& a : attempts) {
+    const double m = MeanKnownStep(a.steps, 1);
+    if (std::isfinite(m)) {
+      sum += m;
+      ++n;
+    }
+  }
+  return n > 0 ? sum / static_cast<double>(n) : MeanKnownStep(all, 0);
+}
+
+// Paints every attempt's steps, start-up, events and the idle gap after it
+// into `spans`; records saves, the gaps between saves and the step counts.
+void PaintAttempts(std::vector<Attempt>& attempts, double fallback_step, GoodputReport& r, std::vector<Span>& spans,
+                   SaveStats& saves, std::vector<double>& between_saves) {
+  for (size_t i = 0; i < attempts.size(); ++i) {
+    Attempt& a = attempts[i];
+    const Ns first_step_begin = PaintSteps(a, fallback_step, spans);
+    if (a.start < first_step_begin)
+      spans.push_back({a.start, first_step_begin, Paint::kInit});
+    const size_t before = saves.saves.size();
+    PaintEvents(a, spans, saves);
+    for (size_t k = before + 1; k < saves.saves.size(); ++k)
+      between_saves.push_back(ToS(saves.saves[k].first - saves.saves[k - 1].second));
+    if (i + 1 < attempts.size() && a.end < attempts[i + 1].start)
+      spans.push_back({a.end, attempts[i + 1].start, Paint::kIdle});
+    for (const StepRec& s : a.steps) {
+      if (s.wasted)
+        ++r.wasted_steps;
+      else
+        ++r.steps;
+    }
+  }
+}
+
+// Sets the wall time, productive time, badput buckets and ETTR from `spans`.
+void FillTimes(GoodputReport& r, std::vector<Span>& spans, Ns wall_begin, Ns wall_end) {
+  const auto totals = Sweep(spans, wall_begin, wall_end);
+  auto at = [&](Paint p) { return ToS(totals[static_cast<size_t>(p)]); };
+  r.start_s = ToS(wall_begin);
+  r.end_s = ToS(wall_end);
+  r.wall_s = ToS(wall_end - wall_begin);
+  r.productive_s = at(Paint::kProductive);
+  auto set = [&](BadputCategory c, Paint p) { r.badput_s[static_cast<size_t>(c)] = at(p); };
+  set(BadputCategory::kInitialization, Paint::kInit);
+  set(BadputCategory::kDataLoading, Paint::kDataLoading);
+  set(BadputCategory::kCheckpointSave, Paint::kSave);
+  set(BadputCategory::kCheckpointRestore, Paint::kRestore);
+  set(BadputCategory::kWastedProgress, Paint::kWasted);
+  set(BadputCategory::kIdleBetweenAttempts, Paint::kIdle);
+  set(BadputCategory::kEvaluation, Paint::kEvaluation);
+  FinishBuckets(r);
+  r.ettr = r.wall_s > 0 ? r.productive_s / r.wall_s : kLogNaN;
+}
+
+// Sets the attempt and interruption counts, the MTBF and the mean recovery
+// time (a failure's end to the next attempt's first step end).
+void FillFailures(GoodputReport& r, const std::vector<Attempt>& attempts) {
+  r.attempts = static_cast<int64_t>(attempts.size());
+  std::vector<double> recoveries;
+  for (size_t i = 0; i < attempts.size(); ++i) {
+    if (!attempts[i].failed)
+      continue;
+    ++r.interruptions;
+    for (size_t j = i + 1; j < attempts.size(); ++j) {
+      if (!attempts[j].steps.empty()) {
+        recoveries.push_back(ToS(attempts[j].steps.front().end - attempts[i].end));
+        break;
+      }
+    }
+  }
+  const double running_s = r.wall_s - r.badput_s[static_cast<size_t>(BadputCategory::kIdleBetweenAttempts)];
+  if (r.interruptions > 0)
+    r.mtbf_s = running_s / static_cast<double>(r.interruptions);
+  if (!recoveries.empty())
+    r.recovery_s = std::accumulate(recoveries.begin(), recoveries.end(), 0.0) / static_cast<double>(recoveries.size());
+}
+
+// Sets the checkpoint count, mean blocking time, observed and optimal
+// intervals, and the effective MFU.
+void FillCheckpoints(GoodputReport& r, const SaveStats& saves, std::vector<double> between_saves,
+                     const GoodputOptions& options) {
+  r.checkpoints = static_cast<int64_t>(saves.saves.size());
+  if (!saves.blocking_s.empty()) {
+    r.checkpoint_time_s = std::accumulate(saves.blocking_s.begin(), saves.blocking_s.end(), 0.0) /
+                          static_cast<double>(saves.blocking_s.size());
+  }
+  r.checkpoint_interval.observed_s = Median(std::move(between_saves));
+  FillIntervals(r, options);
+  r.steady_state_mfu = options.steady_state_mfu;
+  if (std::isfinite(options.steady_state_mfu) && std::isfinite(r.ettr))
+    r.effective_mfu = options.steady_state_mfu * r.ettr;
+}
+
+// The assumptions the figures rest on, as notes.
+void AddNotes(GoodputReport& r, bool have_checkpoints, const SaveStats& saves) {
+  if (!have_checkpoints && r.interruptions > 0) {
+    r.notes.push_back({NoteKind::kAssumption, "no_checkpoint_events",
+                       "no checkpoint save was recorded: progress lost at a failure is known only where a later "
+                       "attempt repeats step numbers"});
+  }
+  if (r.checkpoints > 0 && saves.blocking_s.empty()) {
+    r.notes.push_back(
+        {NoteKind::kAssumption, "checkpoint_time_unknown",
+         r.interval_inputs.checkpoint_time_given
+             ? "checkpoint saves were recorded without their blocking time: save time is in the steps or other"
+             : "checkpoint saves were recorded without their blocking time: save time is in the steps or other, "
+               "and the optimal intervals need parameter 'checkpoint_time'"});
+  }
+  if (r.interruptions == 0 && !r.interval_inputs.mtbf_given) {
+    r.notes.push_back(
+        {NoteKind::kAssumption, "no_failures",
+         "no failure was observed: the MTBF and the optimal intervals are not known from this run (parameter "
+         "'mtbf' gives them)"});
+  }
+}
+
 }  // namespace
 
 Status ValidateGoodputOptions(const GoodputOptions& options) {
@@ -506,157 +692,27 @@ StatusOr<GoodputReport> ComputeGoodput(std::span<const GoodputEvent> events, con
   if (events.empty())
     return InvalidArgumentError("no goodput events");
   MFU_RETURN_IF_ERROR(ValidateGoodputOptions(options));
-  std::vector<const GoodputEvent*> sorted;
-  sorted.reserve(events.size());
-  for (const GoodputEvent& e : events) {
-    // Nanoseconds in int64 reach the year 2262; these bounds keep every
-    // sum of a time and a duration inside them.
-    if (!std::isfinite(e.time_s) || std::fabs(e.time_s) > kMaxTimeS)
-      return InvalidArgumentError(
-          fmt::format("{}:{}: event '{}' has no valid time", e.source, e.line, GoodputEventKindId(e.kind)));
-    if (std::isfinite(e.duration_s) && (e.duration_s < 0 || e.duration_s > kMaxDurationS))
-      return InvalidArgumentError(fmt::format("{}:{}: event '{}' has a duration outside [0, 1e9] s ({})", e.source,
-                                              e.line, GoodputEventKindId(e.kind), e.duration_s));
-    sorted.push_back(&e);
-  }
-  // Boundaries first at equal times: a start precedes the steps stamped
-  // with it, and an end follows them.
-  auto rank = [](GoodputEventKind k) {
-    return k == GoodputEventKind::kJobStart
-               ? 0
-               : (k == GoodputEventKind::kJobEnd || k == GoodputEventKind::kJobFailed ? 2 : 1);
-  };
-  std::stable_sort(sorted.begin(), sorted.end(), [&](const GoodputEvent* a, const GoodputEvent* b) {
-    if (!Same(a->time_s, b->time_s))
-      return a->time_s < b->time_s;
-    return rank(a->kind) < rank(b->kind);
-  });
+  MFU_ASSIGN_OR_RETURN(std::vector<const GoodputEvent*> sorted, SortedEvents(events));
   EndsBeforeNextStart(sorted);
   GoodputReport r;
   std::vector<Attempt> attempts = SplitAttempts(sorted, r);
-  bool have_step = false, have_checkpoints = false;
-  for (const Attempt& a : attempts) {
-    have_step = have_step || !a.steps.empty();
-    for (const GoodputEvent* e : a.events) {
-      have_checkpoints = have_checkpoints || e->kind == GoodputEventKind::kCheckpointSaveEnd ||
-                         e->kind == GoodputEventKind::kCheckpointSaveAsync;
-    }
-  }
+  const bool have_step = AnyStep(attempts);
+  const bool have_checkpoints = AnyCheckpoint(attempts);
   if (!have_step)
     return InvalidArgumentError("no training step among the goodput events");
   MarkWasted(attempts, have_checkpoints);
 
-  Ns wall_begin = attempts.front().start;
-  Ns wall_end = attempts.back().end;
-  for (const Attempt& a : attempts)
-    wall_end = std::max(wall_end, a.end);
-  if (options.now_s > 0)
-    wall_end = std::max(wall_end, ToNs(options.now_s));
-  attempts.back().end = std::max(attempts.back().end, wall_end);
-
-  double fallback_step = kLogNaN;
-  {
-    std::vector<StepRec> all;
-    for (const Attempt& a : attempts)
-      all.insert(all.end(), a.steps.begin(), a.steps.end());
-    double sum = 0;
-    int64_t n = 0;
-    for (const Attempt& a : attempts) {
-      const double m = MeanKnownStep(a.steps, 1);
-      if (std::isfinite(m)) {
-        sum += m;
-        ++n;
-      }
-    }
-    fallback_step = n > 0 ? sum / static_cast<double>(n) : MeanKnownStep(all, 0);
-  }
+  const auto [wall_begin, wall_end] = WallWindow(attempts, options);
+  const double fallback_step = FallbackStepS(attempts);
 
   std::vector<Span> spans;
   SaveStats saves;
   std::vector<double> between_saves;
-  for (size_t i = 0; i < attempts.size(); ++i) {
-    Attempt& a = attempts[i];
-    const Ns first_step_begin = PaintSteps(a, fallback_step, spans);
-    if (a.start < first_step_begin)
-      spans.push_back({a.start, first_step_begin, Paint::kInit});
-    const size_t before = saves.saves.size();
-    PaintEvents(a, spans, saves);
-    for (size_t k = before + 1; k < saves.saves.size(); ++k)
-      between_saves.push_back(ToS(saves.saves[k].first - saves.saves[k - 1].second));
-    if (i + 1 < attempts.size() && a.end < attempts[i + 1].start)
-      spans.push_back({a.end, attempts[i + 1].start, Paint::kIdle});
-    for (const StepRec& s : a.steps) {
-      if (s.wasted)
-        ++r.wasted_steps;
-      else
-        ++r.steps;
-    }
-  }
-  const auto totals = Sweep(spans, wall_begin, wall_end);
-  auto at = [&](Paint p) { return ToS(totals[static_cast<size_t>(p)]); };
-  r.start_s = ToS(wall_begin);
-  r.end_s = ToS(wall_end);
-  r.wall_s = ToS(wall_end - wall_begin);
-  r.productive_s = at(Paint::kProductive);
-  auto set = [&](BadputCategory c, Paint p) { r.badput_s[static_cast<size_t>(c)] = at(p); };
-  set(BadputCategory::kInitialization, Paint::kInit);
-  set(BadputCategory::kDataLoading, Paint::kDataLoading);
-  set(BadputCategory::kCheckpointSave, Paint::kSave);
-  set(BadputCategory::kCheckpointRestore, Paint::kRestore);
-  set(BadputCategory::kWastedProgress, Paint::kWasted);
-  set(BadputCategory::kIdleBetweenAttempts, Paint::kIdle);
-  set(BadputCategory::kEvaluation, Paint::kEvaluation);
-  FinishBuckets(r);
-  r.ettr = r.wall_s > 0 ? r.productive_s / r.wall_s : kLogNaN;
-
-  r.attempts = static_cast<int64_t>(attempts.size());
-  std::vector<double> recoveries;
-  for (size_t i = 0; i < attempts.size(); ++i) {
-    if (!attempts[i].failed)
-      continue;
-    ++r.interruptions;
-    for (size_t j = i + 1; j < attempts.size(); ++j) {
-      if (!attempts[j].steps.empty()) {
-        recoveries.push_back(ToS(attempts[j].steps.front().end - attempts[i].end));
-        break;
-      }
-    }
-  }
-  const double running_s = r.wall_s - r.badput_s[static_cast<size_t>(BadputCategory::kIdleBetweenAttempts)];
-  if (r.interruptions > 0)
-    r.mtbf_s = running_s / static_cast<double>(r.interruptions);
-  if (!recoveries.empty())
-    r.recovery_s = std::accumulate(recoveries.begin(), recoveries.end(), 0.0) / static_cast<double>(recoveries.size());
-  r.checkpoints = static_cast<int64_t>(saves.saves.size());
-  if (!saves.blocking_s.empty()) {
-    r.checkpoint_time_s = std::accumulate(saves.blocking_s.begin(), saves.blocking_s.end(), 0.0) /
-                          static_cast<double>(saves.blocking_s.size());
-  }
-  r.checkpoint_interval.observed_s = Median(between_saves);
-  FillIntervals(r, options);
-  r.steady_state_mfu = options.steady_state_mfu;
-  if (std::isfinite(options.steady_state_mfu) && std::isfinite(r.ettr))
-    r.effective_mfu = options.steady_state_mfu * r.ettr;
-
-  if (!have_checkpoints && r.interruptions > 0) {
-    r.notes.push_back({NoteKind::kAssumption, "no_checkpoint_events",
-                       "no checkpoint save was recorded: progress lost at a failure is known only where a later "
-                       "attempt repeats step numbers"});
-  }
-  if (r.checkpoints > 0 && saves.blocking_s.empty()) {
-    r.notes.push_back(
-        {NoteKind::kAssumption, "checkpoint_time_unknown",
-         r.interval_inputs.checkpoint_time_given
-             ? "checkpoint saves were recorded without their blocking time: save time is in the steps or other"
-             : "checkpoint saves were recorded without their blocking time: save time is in the steps or other, "
-               "and the optimal intervals need parameter 'checkpoint_time'"});
-  }
-  if (r.interruptions == 0 && !r.interval_inputs.mtbf_given) {
-    r.notes.push_back(
-        {NoteKind::kAssumption, "no_failures",
-         "no failure was observed: the MTBF and the optimal intervals are not known from this run (parameter "
-         "'mtbf' gives them)"});
-  }
+  PaintAttempts(attempts, fallback_step, r, spans, saves, between_saves);
+  FillTimes(r, spans, wall_begin, wall_end);
+  FillFailures(r, attempts);
+  FillCheckpoints(r, saves, std::move(between_saves), options);
+  AddNotes(r, have_checkpoints, saves);
   return r;
 }
 

@@ -235,6 +235,178 @@ double LayerCommSeconds(const InferenceSetup& s, const LinkSpec& link, double ro
   return comm;
 }
 
+// The model's figures InferenceModel::Step reads (its private members).
+struct StepRates {
+  double compute_peak = 0;  // FLOP/s the kernels run against
+  DType compute_dtype = DType::kBf16;
+  double hbm = 0;  // achievable bytes/s
+  double dense_params = 0, expert_params_each = 0, moe_share = 0, kv_elements = 0, lm_head_params = 0;
+};
+
+// The constants of one InferenceModel::Step: the setup's parallelism,
+// dtypes and attention shape as doubles, and the GPU's rates.
+struct StepContext {
+  StepContext(const InferenceSetup& setup, const StepRates& rates)
+      : s(setup),
+        m(*setup.model),
+        e(setup.efficiency),
+        r(rates),
+        tp(static_cast<double>(setup.tp)),
+        pp(static_cast<double>(setup.pp)),
+        gpus(tp * pp),
+        layers(static_cast<double>(m.num_layers)),
+        layers_per_stage(std::ceil(layers / pp)),
+        expert_shard(static_cast<double>(setup.ep > 1 ? setup.ep : setup.tp)),
+        wbytes(DTypeBytes(setup.weight_dtype)),
+        kvbytes(DTypeBytes(setup.kv_dtype)),
+        h(static_cast<double>(m.hidden)),
+        kv_heads(m.kv_heads > 0 ? m.kv_heads : m.heads),
+        kv_split(m.attention == AttentionKind::kMla ? 1.0 : static_cast<double>(std::min(setup.tp, kv_heads))),
+        ideal(rates.compute_peak * MatmulPeakFraction(e, rates.compute_dtype)),
+        head_dim(static_cast<double>(m.qk_head_dim())) {
+    const bool latent = m.attention == AttentionKind::kMla && s.mla == MlaMode::kAbsorbed;
+    const double heads_per_gpu = static_cast<double>(m.heads) / tp;
+    group =
+        latent ? heads_per_gpu : std::min(static_cast<double>(m.heads) / static_cast<double>(kv_heads), heads_per_gpu);
+  }
+
+  // A GEMM's compute seconds at the efficiency of its shape.
+  double GemmSeconds(double flops, double m_rows, double n, double k) const {
+    if (flops <= 0)
+      return 0.0;
+    return flops / (r.compute_peak * GemmEfficiency(e, r.compute_dtype, m_rows, n, k));
+  }
+
+  const InferenceSetup& s;
+  const ModelSpec& m;
+  const EfficiencyParams& e;
+  const StepRates r;
+  const double tp, pp, gpus, layers, layers_per_stage, expert_shard, wbytes, kvbytes, h;
+  const int64_t kv_heads;
+  const double kv_split;
+  const double ideal;     // FLOP/s of a large GEMM (no shape penalty)
+  const double head_dim;  // of the attention kernels
+  double group = 0;       // query rows per KV head on one GPU (decode tiles)
+};
+
+// The segments' token rows and FLOPs summed (executed and model FLOPs).
+struct PassTotals {
+  double rows = 0, logit_rows = 0, gemm_flops = 0, expert_flops = 0, executed_flops = 0, model_flops = 0;
+  void Add(double r, double logits, const FlopsBreakdown& executed, const FlopsBreakdown& counted) {
+    rows += r;
+    logit_rows += logits;
+    gemm_flops += r * SumGemm(executed);
+    expert_flops += r * executed[FlopsComponent::kRoutedExperts];
+    executed_flops += r * (SumGemm(executed) + executed[FlopsComponent::kRoutedExperts] + SumAttention(executed));
+    model_flops += r * counted.total();
+  }
+};
+
+// One layer's dense GEMMs and, for MoE, the routed experts' grouped GEMM,
+// on one GPU of a stage, added to `parts`. Returns the expert weight bytes
+// one GPU reads per layer (0 for a dense model).
+double AddGemmParts(const StepContext& x, const PassTotals& t, Parts& parts) {
+  const double dense_flops = t.gemm_flops / x.layers / x.tp;
+  const double dense_bytes = x.r.dense_params / x.tp * x.wbytes + 2 * t.rows * x.h * kActivationBytes;
+  parts.Add(x.GemmSeconds(dense_flops, t.rows, x.h / x.tp, x.h), dense_bytes / x.r.hbm, dense_flops / x.ideal);
+  if (!x.m.is_moe())
+    return 0;
+  const ModelSpec& m = x.m;
+  const double expert_flops = t.expert_flops / x.layers / x.expert_shard;
+  const double touched =
+      TouchedExperts(static_cast<double>(m.moe.num_experts), static_cast<double>(m.moe.top_k), t.rows) * x.r.moe_share;
+  const double expert_bytes = touched * x.r.expert_params_each / x.expert_shard * x.wbytes;
+  const double rows_per_expert =
+      std::max(1.0, t.rows * static_cast<double>(m.moe.top_k) / static_cast<double>(m.moe.num_experts));
+  // A grouped GEMM: grouped_gemm_fraction of the dense rate at the
+  // per-expert shape.
+  parts.Add(x.GemmSeconds(expert_flops, rows_per_expert, static_cast<double>(m.moe.expert_ffn), x.h) /
+                x.e.grouped_gemm_fraction,
+            expert_bytes / x.r.hbm, expert_flops / x.ideal);
+  return expert_bytes;
+}
+
+// KV cache bytes one GPU reads and writes per layer.
+struct KvTraffic {
+  double read = 0, write = 0;
+};
+
+// One segment's attention kernel in one layer (16-bit), added to `parts`
+// and its KV traffic to `kv`: `sequences` of `new_tokens` each on `cached`
+// cached keys. Prefill: the framework's flash kernel, causal over the
+// cached keys and the new ones (2p + n as AttentionEfficiency's causal
+// length gives p + n/2 keys per query and the diagonal tiles' waste).
+// Decode: bound by the KV read (at vector_bw_fraction, which the decode
+// kernels' figures bear out), its compute at the query rows per KV head
+// (kDecodeTileRows).
+void AddAttentionPart(const StepContext& x, double sequences, double new_tokens, double cached, bool prefill,
+                      const FlopsBreakdown& executed, Parts& parts, KvTraffic& kv) {
+  const double r = sequences * new_tokens;
+  if (r <= 0)
+    return;
+  const double attn_flops = r * SumAttention(executed) / x.layers / x.tp;
+  const double keys = WindowedKeys(x.m, cached);
+  const double read = sequences * keys * x.r.kv_elements * x.kvbytes / x.kv_split;
+  const double write = r * x.r.kv_elements * x.kvbytes / x.kv_split;
+  const AttentionKernel kernel = x.s.framework.attention;
+  double attn_c = 0;
+  if (prefill) {
+    attn_c = AttentionSeconds(*x.s.gpu, x.e, kernel, false, attn_flops, 2 * keys + new_tokens, true, x.head_dim) /
+             x.e.sustained_clock_fraction;
+  } else {
+    const double query_rows = x.group * new_tokens;
+    attn_c = AttentionSeconds(*x.s.gpu, x.e, kernel, false, attn_flops, std::max(keys, 1.0), false, x.head_dim) /
+             x.e.sustained_clock_fraction * std::max(1.0, kDecodeTileRows / query_rows);
+  }
+  parts.Add(attn_c, (read + write) / x.r.hbm, attn_c);
+  kv.read += read;
+  kv.write += write;
+}
+
+// The LM head on the last stage, on one GPU: its FLOPs and its compute and
+// memory seconds.
+struct HeadCost {
+  double flops = 0, compute_s = 0, memory_s = 0;
+};
+
+HeadCost LmHead(const StepContext& x, double logit_rows) {
+  const double vocab = static_cast<double>(x.m.vocab);
+  const double head_flops = logit_rows * 2 * x.r.lm_head_params / x.tp;
+  const double head_bytes = x.r.lm_head_params / x.tp * x.wbytes + logit_rows * vocab / x.tp * 4;
+  return {head_flops, x.GemmSeconds(head_flops, logit_rows, vocab / x.tp, x.h), head_bytes / x.r.hbm};
+}
+
+// The step's times: a stage's layers, then the LM head on the last stage;
+// a step crosses every stage in turn (`p2p`: the pipeline sends).
+void SetStepTimes(const StepContext& x, const Parts& parts, const HeadCost& head, double comm_layer, double p2p,
+                  StepCost& c) {
+  c.compute_s = x.layers_per_stage * parts.compute;
+  c.memory_s = x.layers_per_stage * parts.memory;
+  double time = x.layers_per_stage * (parts.time + comm_layer);
+  c.compute_s += head.compute_s;
+  c.memory_s += head.memory_s;
+  time += std::max(head.compute_s, head.memory_s);
+  c.comm_s = x.layers * comm_layer + p2p;
+  c.time_s = time * x.pp + p2p;
+  c.compute_s *= x.pp;
+  c.memory_s *= x.pp;
+  c.compute_bound =
+      x.layers_per_stage * parts.ideal + head.flops / x.ideal > x.layers_per_stage * parts.memory + head.memory_s;
+}
+
+// Per GPU totals (each GPU holds 1/gpus of the work and bytes).
+void SetPerGpuTotals(const StepContext& x, const PassTotals& t, double expert_bytes, const KvTraffic& kv,
+                     double vector_bytes, StepCost& c) {
+  const double wbytes = x.wbytes, gpus = x.gpus, layers = x.layers, pp = x.pp;
+  c.flops = (t.executed_flops + t.logit_rows * 2 * x.r.lm_head_params) / gpus;
+  c.model_flops = t.model_flops / gpus;
+  c.weight_bytes = layers * (x.r.dense_params * wbytes + (x.m.is_moe() ? expert_bytes * x.expert_shard : 0)) / gpus +
+                   x.r.lm_head_params * wbytes / gpus;
+  c.kv_read_bytes = layers / pp * kv.read;
+  c.kv_write_bytes = layers / pp * kv.write;
+  c.activation_bytes = layers / pp * (vector_bytes + 2 * t.rows * x.h * kActivationBytes);
+}
+
 }  // namespace
 
 // One kind of tokens in a forward pass: `sequences` (a mean over rounds,
@@ -254,127 +426,34 @@ struct InferenceModel::Segment {
 // pipeline and the per-GPU totals (one roofline, kept in one place).
 StepCost InferenceModel::Step(const std::vector<Segment>& segments) const {
   const InferenceSetup& s = setup_;
-  const ModelSpec& m = *s.model;
-  const EfficiencyParams& e = s.efficiency;
-  const double tp = static_cast<double>(s.tp), pp = static_cast<double>(s.pp);
-  const double gpus = tp * pp;
-  const double layers = static_cast<double>(m.num_layers);
-  const double layers_per_stage = std::ceil(layers / pp);
-  const double expert_shard = static_cast<double>(s.ep > 1 ? s.ep : s.tp);
-  const double wbytes = DTypeBytes(s.weight_dtype), kvbytes = DTypeBytes(s.kv_dtype);
-  const double h = static_cast<double>(m.hidden);
-  const int64_t kv_heads = m.kv_heads > 0 ? m.kv_heads : m.heads;
-  const double kv_split = m.attention == AttentionKind::kMla ? 1.0 : static_cast<double>(std::min(s.tp, kv_heads));
-  const double peak = compute_peak_;
-  auto gemm_compute = [&](double flops, double m_rows, double n, double k) {
-    if (flops <= 0)
-      return 0.0;
-    return flops / (peak * GemmEfficiency(e, compute_dtype_, m_rows, n, k));
-  };
-  const double ideal = peak * MatmulPeakFraction(e, compute_dtype_);
-
-  double rows = 0, logit_rows = 0, gemm_flops = 0, expert_flops_all = 0, executed_flops = 0, model_flops = 0;
-  for (const Segment& g : segments) {
-    const double r = g.sequences * g.new_tokens;
-    rows += r;
-    logit_rows += g.logit_rows;
-    gemm_flops += r * SumGemm(g.executed);
-    expert_flops_all += r * g.executed[FlopsComponent::kRoutedExperts];
-    executed_flops += r * (SumGemm(g.executed) + g.executed[FlopsComponent::kRoutedExperts] + SumAttention(g.executed));
-    model_flops += r * g.counted.total();
-  }
+  const StepContext x(s, {compute_peak_, compute_dtype_, hbm_, dense_params_, expert_params_each_, moe_layer_share_,
+                          kv_elements_per_token_layer_, lm_head_params_});
+  PassTotals t;
+  for (const Segment& g : segments)
+    t.Add(g.sequences * g.new_tokens, g.logit_rows, g.executed, g.counted);
   StepCost c;
-  c.tokens = rows;
+  c.tokens = t.rows;
+  // Per layer on one GPU of a stage: GEMMs, one attention kernel per
+  // segment, the vector kernels, the collectives.
   Parts parts;
-  // Per layer on one GPU of a stage.
-  const double dense_flops = gemm_flops / layers / tp;
-  const double dense_bytes = dense_params_ / tp * wbytes + 2 * rows * h * kActivationBytes;
-  parts.Add(gemm_compute(dense_flops, rows, h / tp, h), dense_bytes / hbm_, dense_flops / ideal);
-  double expert_bytes = 0;
-  if (m.is_moe()) {
-    const double expert_flops = expert_flops_all / layers / expert_shard;
-    const double touched =
-        TouchedExperts(static_cast<double>(m.moe.num_experts), static_cast<double>(m.moe.top_k), rows) *
-        moe_layer_share_;
-    expert_bytes = touched * expert_params_each_ / expert_shard * wbytes;
-    const double rows_per_expert =
-        std::max(1.0, rows * static_cast<double>(m.moe.top_k) / static_cast<double>(m.moe.num_experts));
-    // A grouped GEMM: grouped_gemm_fraction of the dense rate at the
-    // per-expert shape.
-    parts.Add(
-        gemm_compute(expert_flops, rows_per_expert, static_cast<double>(m.moe.expert_ffn), h) / e.grouped_gemm_fraction,
-        expert_bytes / hbm_, expert_flops / ideal);
-  }
-  // Attention, 16-bit, one kernel per segment. Prefill: the framework's
-  // flash kernel, causal over the cached keys and the new ones (2p + n as
-  // AttentionEfficiency's causal length gives p + n/2 keys per query and the
-  // diagonal tiles' waste). Decode: bound by the KV read (at
-  // vector_bw_fraction, which the decode kernels' figures bear out), its
-  // compute at the query rows per KV head (kDecodeTileRows).
-  const double head_dim = static_cast<double>(m.qk_head_dim());
-  const bool latent = m.attention == AttentionKind::kMla && s.mla == MlaMode::kAbsorbed;
-  const double heads_per_gpu = static_cast<double>(m.heads) / tp;
-  const double group =
-      latent ? heads_per_gpu : std::min(static_cast<double>(m.heads) / static_cast<double>(kv_heads), heads_per_gpu);
-  double kv_read = 0, kv_write = 0;
-  for (const Segment& g : segments) {
-    const double r = g.sequences * g.new_tokens;
-    if (r <= 0)
-      continue;
-    const double attn_flops = r * SumAttention(g.executed) / layers / tp;
-    const double keys = WindowedKeys(m, g.cached);
-    const double read = g.sequences * keys * kv_elements_per_token_layer_ * kvbytes / kv_split;
-    const double write = r * kv_elements_per_token_layer_ * kvbytes / kv_split;
-    double attn_c = 0;
-    if (g.prefill) {
-      attn_c = AttentionSeconds(*s.gpu, e, s.framework.attention, false, attn_flops, 2 * keys + g.new_tokens, true,
-                                head_dim) /
-               e.sustained_clock_fraction;
-    } else {
-      const double query_rows = group * g.new_tokens;
-      attn_c =
-          AttentionSeconds(*s.gpu, e, s.framework.attention, false, attn_flops, std::max(keys, 1.0), false, head_dim) /
-          e.sustained_clock_fraction * std::max(1.0, kDecodeTileRows / query_rows);
-    }
-    parts.Add(attn_c, (read + write) / hbm_, attn_c);
-    kv_read += read;
-    kv_write += write;
-  }
-  const LayerVectorWork vec = VectorWork(s, rows, moe_layer_share_);
+  const double expert_bytes = AddGemmParts(x, t, parts);
+  KvTraffic kv;
+  for (const Segment& g : segments)
+    AddAttentionPart(x, g.sequences, g.new_tokens, g.cached, g.prefill, g.executed, parts, kv);
+  const LayerVectorWork vec = VectorWork(s, t.rows, moe_layer_share_);
   const double vector_bytes = LayerVectorBytes(vec);
-  parts.AddVector(LayerVectorSeconds(e.vector_kernels, s.gpu->memory_bw_tbps * 1e12, vec));
+  parts.AddVector(LayerVectorSeconds(x.e.vector_kernels, s.gpu->memory_bw_tbps * 1e12, vec));
   const LinkSpec link = ScaleUpLink(s);
-  const double comm_layer = LayerCommSeconds(s, link, rows, moe_layer_share_);
+  const double comm_layer = LayerCommSeconds(s, link, t.rows, moe_layer_share_);
 
-  // Whole stage: layers, then the LM head on the last stage.
-  c.compute_s = layers_per_stage * parts.compute;
-  c.memory_s = layers_per_stage * parts.memory;
-  double time = layers_per_stage * (parts.time + comm_layer);
-  const double vocab = static_cast<double>(m.vocab);
-  const double head_flops = logit_rows * 2 * lm_head_params_ / tp;
-  const double head_bytes = lm_head_params_ / tp * wbytes + logit_rows * vocab / tp * 4;
-  const double head_c = gemm_compute(head_flops, logit_rows, vocab / tp, h), head_m = head_bytes / hbm_;
-  c.compute_s += head_c;
-  c.memory_s += head_m;
-  time += std::max(head_c, head_m);
-  // A step crosses every stage in turn (pipeline latency).
-  const double p2p = s.pp > 1 ? (pp - 1) * CollectiveSeconds(CollectiveKind::kSendRecv, 2, rows * h * 2, link) : 0;
-  c.comm_s = layers * comm_layer + p2p;
-  c.time_s = time * pp + p2p;
-  c.compute_s *= pp;
-  c.memory_s *= pp;
-  c.compute_bound = layers_per_stage * parts.ideal + head_flops / ideal > layers_per_stage * parts.memory + head_m;
-  // Per GPU totals (each GPU holds 1/gpus of the work and bytes).
-  c.flops = (executed_flops + logit_rows * 2 * lm_head_params_) / gpus;
-  c.model_flops = model_flops / gpus;
-  c.weight_bytes = layers * (dense_params_ * wbytes + (m.is_moe() ? expert_bytes * expert_shard : 0)) / gpus +
-                   lm_head_params_ * wbytes / gpus;
-  c.kv_read_bytes = layers / pp * kv_read;
-  c.kv_write_bytes = layers / pp * kv_write;
-  c.activation_bytes = layers / pp * (vector_bytes + 2 * rows * h * kActivationBytes);
+  const HeadCost head = LmHead(x, t.logit_rows);
+  const double p2p =
+      s.pp > 1 ? (x.pp - 1) * CollectiveSeconds(CollectiveKind::kSendRecv, 2, t.rows * x.h * 2, link) : 0;
+  SetStepTimes(x, parts, head, comm_layer, p2p, c);
+  SetPerGpuTotals(x, t, expert_bytes, kv, vector_bytes, c);
   // One GPU runs one stage's pass of the step's time, the rest is idle.
-  const StageTimes stage{layers_per_stage * parts.matrix + std::max(head_c, head_m),
-                         layers_per_stage * (parts.time - parts.matrix), layers_per_stage * comm_layer + p2p};
+  const StageTimes stage{x.layers_per_stage * parts.matrix + std::max(head.compute_s, head.memory_s),
+                         x.layers_per_stage * (parts.time - parts.matrix), x.layers_per_stage * comm_layer + p2p};
   SetWaterfall(stage, c);
   return c;
 }

@@ -305,22 +305,30 @@ double PredictSample(const CollectiveSample& s, const ClusterDb& clusters, const
   return CollectiveSeconds(s.kind, s.ranks, s.bytes, link);
 }
 
-StatusOr<std::vector<OperatorFamilyFit>> FitOperatorProfiles(const OperatorProfiles& profiles, const HardwareDb& hw,
-                                                             const ClusterDb& clusters, EfficiencyDb& efficiency) {
-  // Samples by family.
+namespace {
+
+// The profiles' samples by accelerator family, the families in first-seen
+// order. Collectives count only where the fit can use them: large, inside
+// one NVLink domain, over two ranks or more.
+struct FamilySamples {
   std::map<std::string, std::vector<const OperatorSample*>> ops;
   std::map<std::string, std::vector<const CollectiveSample*>> colls;
   std::vector<std::string> order;
-  auto note = [&order](const std::string& f) {
-    if (std::find(order.begin(), order.end(), f) == order.end())
-      order.push_back(f);
+};
+
+StatusOr<FamilySamples> GroupByFamily(const OperatorProfiles& profiles, const HardwareDb& hw, const ClusterDb& clusters,
+                                      EfficiencyDb& efficiency) {
+  FamilySamples g;
+  auto note = [&g](const std::string& f) {
+    if (std::find(g.order.begin(), g.order.end(), f) == g.order.end())
+      g.order.push_back(f);
   };
   for (const OperatorSample& s : profiles.operators) {
     StatusOr<const Accelerator*> gpu = hw.Find(s.accelerator);
     if (!gpu.ok())
       return gpu.status().WithPrefix("operator profile");
     const std::string family = efficiency.For((*gpu)->id).family;
-    ops[family].push_back(&s);
+    g.ops[family].push_back(&s);
     note(family);
   }
   for (const CollectiveSample& s : profiles.collectives) {
@@ -333,90 +341,124 @@ StatusOr<std::vector<OperatorFamilyFit>> FitOperatorProfiles(const OperatorProfi
     if (!gpu.ok())
       return gpu.status().WithPrefix("operator profile");
     const std::string family = efficiency.For((*gpu)->id).family;
-    colls[family].push_back(&s);
+    g.colls[family].push_back(&s);
     note(family);
   }
+  return g;
+}
 
-  std::vector<OperatorFamilyFit> fits;
-  for (const std::string& family : order) {
-    EfficiencyParams* p = efficiency.Mutable(family);
-    if (p == nullptr)
-      continue;
-    OperatorFamilyFit fit;
-    fit.family = family;
-    auto errors = [&](bool gemm, bool collective) {
-      std::vector<double> e;
-      if (collective) {
-        for (const CollectiveSample* s : colls[family])
-          e.push_back(std::fabs(PredictSample(*s, clusters, *p) / s->seconds - 1));
-      } else {
-        for (const OperatorSample* s : ops[family]) {
-          if (s->gemm == gemm)
-            e.push_back(std::fabs(PredictSample(*s, hw, *p) / s->seconds - 1));
-        }
-      }
-      return e;
-    };
-    auto log_error = [&] {
-      double sum = 0;
-      size_t n = 0;
-      for (const OperatorSample* s : ops[family]) {
-        if (!s->gemm)
-          continue;  // reported, not fitted: see the note on vector operators
-        sum += std::fabs(std::log(PredictSample(*s, hw, *p) / s->seconds));
-        ++n;
-      }
-      double csum = 0;
-      size_t cn = 0;
-      for (const CollectiveSample* s : colls[family]) {
-        csum += std::fabs(std::log(PredictSample(*s, clusters, *p) / s->seconds));
-        ++cn;
-      }
-      return (n > 0 ? sum / static_cast<double>(n) : 0) + (cn > 0 ? csum / static_cast<double>(cn) : 0);
-    };
-    for (const OperatorSample* s : ops[family])
-      ++(s->gemm ? fit.gemms : fit.vectors);
-    fit.collectives = colls[family].size();
-    fit.gemm_mape_before = Mean(errors(true, false));
-    fit.vector_mape_before = Mean(errors(false, false));
-    fit.collective_mape_before = Mean(errors(false, true));
+// One family's samples against its parameters `p` (which the fit moves).
+struct FamilyFitter {
+  const std::vector<const OperatorSample*>& ops;
+  const std::vector<const CollectiveSample*>& colls;
+  const HardwareDb& hw;
+  const ClusterDb& clusters;
+  EfficiencyParams& p;
 
-    std::vector<const EfficiencyParamInfo*> params;
-    static const auto infos = EfficiencyParamInfos();
-    for (const EfficiencyParamInfo& info : infos) {
-      const std::string name = info.name;
-      const bool measured = ((name == "matmul_peak_fraction" || name == "matmul_half_dim" ||
-                              name == "vector_bw_fraction" || name == "kernel_overhead_us") &&
-                             fit.gemms > 0) ||
-                            (name == "scaleup_bw_fraction" && fit.collectives > 0);
-      if (measured) {
-        params.push_back(&info);
-        fit.fitted.push_back(name);
+  // |predicted / measured - 1| of the GEMM (`gemm`) or vector samples, or
+  // of the collectives (`collective`).
+  std::vector<double> Errors(bool gemm, bool collective) const {
+    std::vector<double> e;
+    if (collective) {
+      for (const CollectiveSample* s : colls)
+        e.push_back(std::fabs(PredictSample(*s, clusters, p) / s->seconds - 1));
+    } else {
+      for (const OperatorSample* s : ops) {
+        if (s->gemm == gemm)
+          e.push_back(std::fabs(PredictSample(*s, hw, p) / s->seconds - 1));
       }
     }
-    double best = log_error();
+    return e;
+  }
+
+  // What the fit minimises: the mean |log(predicted / measured)| of the
+  // GEMMs plus that of the collectives.
+  double LogError() const {
+    double sum = 0;
+    size_t n = 0;
+    for (const OperatorSample* s : ops) {
+      if (!s->gemm)
+        continue;  // reported, not fitted: see the note on vector operators
+      sum += std::fabs(std::log(PredictSample(*s, hw, p) / s->seconds));
+      ++n;
+    }
+    double csum = 0;
+    size_t cn = 0;
+    for (const CollectiveSample* s : colls) {
+      csum += std::fabs(std::log(PredictSample(*s, clusters, p) / s->seconds));
+      ++cn;
+    }
+    return (n > 0 ? sum / static_cast<double>(n) : 0) + (cn > 0 ? csum / static_cast<double>(cn) : 0);
+  }
+
+  // Coordinate descent on `params`: six sweeps, each trying 17 values
+  // across a range that halves per sweep, keeping any that lowers LogError.
+  void Descend(const std::vector<const EfficiencyParamInfo*>& params) {
+    double best = LogError();
     for (int sweep = 0; sweep < 6; ++sweep) {
       const double width = 0.5 / static_cast<double>(1 << sweep);
       for (const EfficiencyParamInfo* info : params) {
-        const double current = (*p).*(info->field);
+        const double current = p.*(info->field);
         const double range = (info->max - info->min) * width;
         double chosen = current;
         for (int k = -8; k <= 8; ++k) {
           const double candidate = std::clamp(current + range * k / 8.0, info->min, info->max);
-          (*p).*(info->field) = candidate;
-          const double value = log_error();
+          p.*(info->field) = candidate;
+          const double value = LogError();
           if (value < best - 1e-12) {
             best = value;
             chosen = candidate;
           }
         }
-        (*p).*(info->field) = chosen;
+        p.*(info->field) = chosen;
       }
     }
-    fit.kernels = FitVectorKernels(ops[family], hw, profiles.origin, *p);
-    fit.gemm_mape_after = Mean(errors(true, false));
-    fit.vector_mape_after = Mean(errors(false, false));
-    fit.collective_mape_after = Mean(errors(false, true));
+  }
+};
+
+// The parameters the samples of `fit` measure (its counts set); their
+// names go to fit.fitted.
+std::vector<const EfficiencyParamInfo*> MeasuredParams(OperatorFamilyFit& fit) {
+  std::vector<const EfficiencyParamInfo*> params;
+  static const auto infos = EfficiencyParamInfos();
+  for (const EfficiencyParamInfo& info : infos) {
+    const std::string name = info.name;
+    const bool measured = ((name == "matmul_peak_fraction" || name == "matmul_half_dim" ||
+                            name == "vector_bw_fraction" || name == "kernel_overhead_us") &&
+                           fit.gemms > 0) ||
+                          (name == "scaleup_bw_fraction" && fit.collectives > 0);
+    if (measured) {
+      params.push_back(&info);
+      fit.fitted.push_back(name);
+    }
+  }
+  return params;
+}
+
+}  // namespace
+
+StatusOr<std::vector<OperatorFamilyFit>> FitOperatorProfiles(const OperatorProfiles& profiles, const HardwareDb& hw,
+                                                             const ClusterDb& clusters, EfficiencyDb& efficiency) {
+  MFU_ASSIGN_OR_RETURN(FamilySamples samples, GroupByFamily(profiles, hw, clusters, efficiency));
+  std::vector<OperatorFamilyFit> fits;
+  for (const std::string& family : samples.order) {
+    EfficiencyParams* p = efficiency.Mutable(family);
+    if (p == nullptr)
+      continue;
+    FamilyFitter fitter{samples.ops[family], samples.colls[family], hw, clusters, *p};
+    OperatorFamilyFit fit;
+    fit.family = family;
+    for (const OperatorSample* s : fitter.ops)
+      ++(s->gemm ? fit.gemms : fit.vectors);
+    fit.collectives = fitter.colls.size();
+    fit.gemm_mape_before = Mean(fitter.Errors(true, false));
+    fit.vector_mape_before = Mean(fitter.Errors(false, false));
+    fit.collective_mape_before = Mean(fitter.Errors(false, true));
+    fitter.Descend(MeasuredParams(fit));
+    fit.kernels = FitVectorKernels(samples.ops[family], hw, profiles.origin, *p);
+    fit.gemm_mape_after = Mean(fitter.Errors(true, false));
+    fit.vector_mape_after = Mean(fitter.Errors(false, false));
+    fit.collective_mape_after = Mean(fitter.Errors(false, true));
     fits.push_back(fit);
   }
   return fits;

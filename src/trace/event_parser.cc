@@ -447,46 +447,27 @@ bool ParseMicrosToNs(std::string_view text, int64_t& ns, bool& truncated, bool& 
   return true;
 }
 
-void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacity, uint64_t offset) {
-  if (IsPlainFlowEvent(data, length)) {
-    if (offset < b.first_offset) {
-      b.first_offset = offset;
-      b.first_ts_ns = kNoId;
-    }
-    b.diagnostics.Add(DiagnosticId::k_flow_events, offset, "");
-    return;
-  }
-  simdjson::ondemand::document doc;
-  if (b.parser.iterate(simdjson::padded_string_view(data, length, capacity)).get(doc) != simdjson::SUCCESS) {
-    b.diagnostics.Add(DiagnosticId::k_json_syntax_error, offset, Snippet(data, length));
-    return;
-  }
-  simdjson::ondemand::object obj;
-  if (doc.get_object().get(obj) != simdjson::SUCCESS) {
-    b.diagnostics.Add(DiagnosticId::k_event_not_object, offset, Snippet(data, length));
-    return;
-  }
-  const bool first = offset < b.first_offset;
-  if (first) {
-    b.first_offset = offset;
-    b.first_ts_ns = kNoId;
-  }
-  RawEvent e;
-  bool ok = true;
+namespace {
+
+// ParseEvent's phases, called once per event: always_inline keeps the
+// per-event path one function, as it was before the split (GCC otherwise
+// leaves ParseTimes and AppendEvent out of line).
+
+// Reads the fields of event object `obj` that the trace model uses into
+// `e`; false on a syntax error (a key or value that does not parse, bad
+// args).
+[[gnu::always_inline]] inline bool ReadFields(TraceBuilder& b, simdjson::ondemand::object& obj, RawEvent& e,
+                                              uint64_t offset) {
   for (auto field : obj) {
     simdjson::ondemand::raw_json_string key;
-    if (field.key().get(key) != simdjson::SUCCESS) {
-      ok = false;
-      break;
-    }
+    if (field.key().get(key) != simdjson::SUCCESS)
+      return false;
     value v;
     json_type type;
     // A value must start like one: a missing value (`"k":}`) would otherwise
     // be skipped in a way that depends on the bytes after the event.
-    if (field.value().get(v) != simdjson::SUCCESS || v.type().get(type) != simdjson::SUCCESS) {
-      ok = false;
-      break;
-    }
+    if (field.value().get(v) != simdjson::SUCCESS || v.type().get(type) != simdjson::SUCCESS)
+      return false;
     const char initial = key.raw()[0];
     if (initial != 'p' && initial != 'c' && initial != 'n' && initial != 't' && initial != 'd' && initial != 'a')
       continue;  // "id", "bp", "s", ...: not read
@@ -515,68 +496,56 @@ void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacit
     } else if (key == "tid") {
       ReadId(b, v, e.key.tid, e.key.tid_is_string, &e.tid_text);
     } else if (key == "args") {
-      if (!ReadArgs(b, v, e, offset)) {
-        ok = false;
-        break;
-      }
+      if (!ReadArgs(b, v, e, offset))
+        return false;
     }
   }
-  // On some malformed input (a value followed by ':'), on-demand iteration
-  // ends the object early without an error, and where it ends depends on the
-  // bytes after the event (in the padding). A complete parse leaves the
-  // iterator past the end of the document: anything else is a syntax error,
-  // whatever follows the event.
-  const char* stopped_at = nullptr;
-  if (ok && doc.current_location().get(stopped_at) == simdjson::SUCCESS)
-    ok = false;
-  if (!ok) {
-    b.diagnostics.Add(DiagnosticId::k_json_syntax_error, offset, Snippet(data, length));
-    return;
-  }
-  // cat and name views point into the parser's string buffer, valid until the
-  // next iterate(); intern before returning.
-  switch (e.ph) {
+  return true;
+}
+
+// Whether an event of phase `ph` becomes a trace event (X, i, I, B, E);
+// the other phases are counted in the diagnostics.
+[[gnu::always_inline]] inline bool KeptPhase(TraceBuilder& b, char ph, const char* data, size_t length,
+                                             uint64_t offset) {
+  switch (ph) {
     case 'X':
     case 'i':
     case 'I':
     case 'B':
     case 'E':
-      break;
+      return true;
     case 's':
     case 'f':
     case 't':
       b.diagnostics.Add(DiagnosticId::k_flow_events, offset, "");
-      return;
+      return false;
     case 'M':
       b.diagnostics.Add(DiagnosticId::k_metadata_events, offset, "");
-      return;
+      return false;
     case 'C':
       b.diagnostics.Add(DiagnosticId::k_counter_events, offset, "");
-      return;
+      return false;
     case 0:
       b.diagnostics.Add(DiagnosticId::k_missing_ph, offset, Snippet(data, length));
-      return;
+      return false;
     default:
       b.diagnostics.Add(DiagnosticId::k_unknown_phase, offset, Snippet(data, length));
-      return;
+      return false;
   }
-  bool known = true;
-  TraceEventKind kind = e.ph == 'X' || e.ph == 'B' || e.ph == 'E' ? KindOf(e.cat, known) : TraceEventKind::kInstant;
-  if (!known)
-    b.diagnostics.Add(DiagnosticId::k_unknown_category, offset, std::string(e.cat));
-  if (kind == TraceEventKind::kPythonFunction && !b.keep_python_functions) {
-    b.diagnostics.Add(DiagnosticId::k_python_functions_skipped, offset, "");
-    return;
-  }
-  int64_t ts = 0, dur = 0;
+}
+
+// Parses `e`'s ts and, for an X event, its dur into nanoseconds; false
+// (with a diagnostic) when the event is dropped.
+[[gnu::always_inline]] inline bool ParseTimes(TraceBuilder& b, const RawEvent& e, const char* data, size_t length,
+                                              uint64_t offset, int64_t& ts, int64_t& dur) {
   bool truncated = false, via_double = false;
   if (!e.has_ts) {
     b.diagnostics.Add(DiagnosticId::k_missing_ts, offset, Snippet(data, length));
-    return;
+    return false;
   }
   if (!ParseMicrosToNs(e.ts_text, ts, truncated, via_double)) {
     b.diagnostics.Add(DiagnosticId::k_bad_number, offset, std::string(e.ts_text.substr(0, 40)));
-    return;
+    return false;
   }
   if (truncated)
     b.diagnostics.Add(DiagnosticId::k_sub_ns_digits, offset, std::string(e.ts_text.substr(0, 40)));
@@ -585,23 +554,24 @@ void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacit
   if (e.ph == 'X') {
     if (!e.has_dur) {
       b.diagnostics.Add(DiagnosticId::k_missing_dur, offset, Snippet(data, length));
-      return;
+      return false;
     }
     if (!ParseMicrosToNs(e.dur_text, dur, truncated, via_double)) {
       b.diagnostics.Add(DiagnosticId::k_bad_number, offset, std::string(e.dur_text.substr(0, 40)));
-      return;
+      return false;
     }
     if (dur < 0) {
       b.diagnostics.Add(DiagnosticId::k_negative_dur, offset, std::string(e.dur_text.substr(0, 40)));
       dur = 0;
     }
   }
-  const uint32_t name = e.has_name ? b.strings.Intern(CapName(b, e.name, offset)) : kNoString;
-  const uint32_t track = TrackFor(b, e, IsGpuActivity(kind) || kind == TraceEventKind::kGpuUserAnnotation);
-  if (e.ph == 'B' || e.ph == 'E') {
-    b.begin_end.push_back({ts, offset, name, track, kind, e.ph == 'B'});
-    return;
-  }
+  return true;
+}
+
+// Appends event `e` (phase X, i or I) to the builder's columns; `first`:
+// the earliest event in the file so far.
+[[gnu::always_inline]] inline void AppendEvent(TraceBuilder& b, RawEvent& e, TraceEventKind kind, uint32_t name,
+                                               uint32_t track, int64_t ts, int64_t dur, bool first, uint64_t offset) {
   if (first && e.ph == 'X' && e.cat != "Trace")
     b.first_ts_ns = ts;
   if (ts < b.last_ts_ns)
@@ -627,6 +597,70 @@ void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacit
   } else {
     b.shapes.push_back(kNoIndex);
   }
+}
+
+}  // namespace
+
+void ParseEvent(TraceBuilder& b, const char* data, size_t length, size_t capacity, uint64_t offset) {
+  if (IsPlainFlowEvent(data, length)) {
+    if (offset < b.first_offset) {
+      b.first_offset = offset;
+      b.first_ts_ns = kNoId;
+    }
+    b.diagnostics.Add(DiagnosticId::k_flow_events, offset, "");
+    return;
+  }
+  simdjson::ondemand::document doc;
+  if (b.parser.iterate(simdjson::padded_string_view(data, length, capacity)).get(doc) != simdjson::SUCCESS) {
+    b.diagnostics.Add(DiagnosticId::k_json_syntax_error, offset, Snippet(data, length));
+    return;
+  }
+  simdjson::ondemand::object obj;
+  if (doc.get_object().get(obj) != simdjson::SUCCESS) {
+    b.diagnostics.Add(DiagnosticId::k_event_not_object, offset, Snippet(data, length));
+    return;
+  }
+  const bool first = offset < b.first_offset;
+  if (first) {
+    b.first_offset = offset;
+    b.first_ts_ns = kNoId;
+  }
+  RawEvent e;
+  bool ok = ReadFields(b, obj, e, offset);
+  // On some malformed input (a value followed by ':'), on-demand iteration
+  // ends the object early without an error, and where it ends depends on the
+  // bytes after the event (in the padding). A complete parse leaves the
+  // iterator past the end of the document: anything else is a syntax error,
+  // whatever follows the event.
+  const char* stopped_at = nullptr;
+  if (ok && doc.current_location().get(stopped_at) == simdjson::SUCCESS)
+    ok = false;
+  if (!ok) {
+    b.diagnostics.Add(DiagnosticId::k_json_syntax_error, offset, Snippet(data, length));
+    return;
+  }
+  // cat and name views point into the parser's string buffer, valid until the
+  // next iterate(); intern before returning.
+  if (!KeptPhase(b, e.ph, data, length, offset))
+    return;
+  bool known = true;
+  TraceEventKind kind = e.ph == 'X' || e.ph == 'B' || e.ph == 'E' ? KindOf(e.cat, known) : TraceEventKind::kInstant;
+  if (!known)
+    b.diagnostics.Add(DiagnosticId::k_unknown_category, offset, std::string(e.cat));
+  if (kind == TraceEventKind::kPythonFunction && !b.keep_python_functions) {
+    b.diagnostics.Add(DiagnosticId::k_python_functions_skipped, offset, "");
+    return;
+  }
+  int64_t ts = 0, dur = 0;
+  if (!ParseTimes(b, e, data, length, offset, ts, dur))
+    return;
+  const uint32_t name = e.has_name ? b.strings.Intern(CapName(b, e.name, offset)) : kNoString;
+  const uint32_t track = TrackFor(b, e, IsGpuActivity(kind) || kind == TraceEventKind::kGpuUserAnnotation);
+  if (e.ph == 'B' || e.ph == 'E') {
+    b.begin_end.push_back({ts, offset, name, track, kind, e.ph == 'B'});
+    return;
+  }
+  AppendEvent(b, e, kind, name, track, ts, dur, first, offset);
 }
 
 }  // namespace mfu::trace

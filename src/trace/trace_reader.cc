@@ -288,64 +288,52 @@ void Gather(std::vector<T>& out, const std::vector<SortKey>& keys,
     std::vector<T>().swap((*s).*column);
 }
 
-// Merges the builders into `out` (ids remapped, B/E pairs completed) in
-// (ts, -dur, offset) order: the sort runs on keys, then each column is
-// gathered once from the builders, on two threads when allowed.
-void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrace& out, DiagnosticCounter& diagnostics,
-                  int threads) {
-  std::vector<IdMaps> maps(builders.size() + 1);
-  std::unordered_map<std::string, uint32_t> track_by_name;  // "pid\ttid" -> global track
-  bool out_of_order = false;
-  std::vector<BeginEnd> begin_end;
-  uint64_t first_offset = UINT64_MAX;
-  for (size_t s = 0; s < builders.size(); ++s) {
-    TraceBuilder& b = *builders[s];
-    IdMaps& m = maps[s];
-    if (b.first_offset < first_offset) {
-      first_offset = b.first_offset;
-      out.first_event_ts_ns = b.first_ts_ns;
+// Interns builder `b`'s strings and tracks into `out` (the ids into `m`),
+// appends its collectives and shapes with their string ids remapped, and
+// its B/E events, ids remapped, to `begin_end`.
+void MergeBuilderIds(TraceBuilder& b, IdMaps& m, RankTrace& out,
+                     std::unordered_map<std::string, uint32_t>& track_by_name, std::vector<BeginEnd>& begin_end) {
+  m.strings.resize(b.strings.size());
+  for (uint32_t i = 0; i < b.strings.size(); ++i)
+    m.strings[i] = out.strings.Intern(b.strings.Get(i));
+  m.tracks.resize(b.tracks.size());
+  for (uint32_t i = 0; i < b.tracks.size(); ++i) {
+    const TraceTrack& t = b.tracks[i];
+    auto [it, inserted] = track_by_name.try_emplace(t.pid + "\t" + t.tid, static_cast<uint32_t>(out.tracks.size()));
+    if (inserted) {
+      out.tracks.push_back(t);
+    } else if (t.gpu && !out.tracks[it->second].gpu) {
+      out.tracks[it->second] = t;
     }
-    m.strings.resize(b.strings.size());
-    for (uint32_t i = 0; i < b.strings.size(); ++i)
-      m.strings[i] = out.strings.Intern(b.strings.Get(i));
-    m.tracks.resize(b.tracks.size());
-    for (uint32_t i = 0; i < b.tracks.size(); ++i) {
-      const TraceTrack& t = b.tracks[i];
-      auto [it, inserted] = track_by_name.try_emplace(t.pid + "\t" + t.tid, static_cast<uint32_t>(out.tracks.size()));
-      if (inserted) {
-        out.tracks.push_back(t);
-      } else if (t.gpu && !out.tracks[it->second].gpu) {
-        out.tracks[it->second] = t;
-      }
-      m.tracks[i] = it->second;
-    }
-    m.collective_base = static_cast<uint32_t>(out.collectives.size());
-    for (CollectiveArgs c : b.collectives) {
-      for (uint32_t* id : {&c.collective, &c.dtype, &c.pg_name, &c.pg_desc, &c.pg_ranks}) {
-        if (*id != kNoString)
-          *id = m.strings[*id];
-      }
-      out.collectives.push_back(c);
-    }
-    m.shapes_base = static_cast<uint32_t>(out.op_shapes.size());
-    for (OpShapes& shape : b.op_shapes) {
-      for (uint32_t& t : shape.input_types)
-        t = m.strings[t];
-      for (uint32_t& t : shape.concrete_inputs)
-        t = m.strings[t];
-      out.op_shapes.push_back(std::move(shape));
-    }
-    for (BeginEnd be : b.begin_end) {
-      be.name = be.name == kNoString ? kNoString : m.strings[be.name];
-      be.track = m.tracks[be.track];
-      begin_end.push_back(be);
-    }
-    out_of_order |= b.out_of_order;
-    diagnostics.Merge(b.diagnostics);
+    m.tracks[i] = it->second;
   }
+  m.collective_base = static_cast<uint32_t>(out.collectives.size());
+  for (CollectiveArgs c : b.collectives) {
+    for (uint32_t* id : {&c.collective, &c.dtype, &c.pg_name, &c.pg_desc, &c.pg_ranks}) {
+      if (*id != kNoString)
+        *id = m.strings[*id];
+    }
+    out.collectives.push_back(c);
+  }
+  m.shapes_base = static_cast<uint32_t>(out.op_shapes.size());
+  for (OpShapes& shape : b.op_shapes) {
+    for (uint32_t& t : shape.input_types)
+      t = m.strings[t];
+    for (uint32_t& t : shape.concrete_inputs)
+      t = m.strings[t];
+    out.op_shapes.push_back(std::move(shape));
+  }
+  for (BeginEnd be : b.begin_end) {
+    be.name = be.name == kNoString ? kNoString : m.strings[be.name];
+    be.track = m.tracks[be.track];
+    begin_end.push_back(be);
+  }
+}
 
-  // B/E pairs: per track, in time order, a stack of open B events. The
-  // completed pairs become one more source, with global ids.
+// B/E pairs: per track, in time order, a stack of open B events. Returns
+// the completed pairs as one more source, with global ids; unmatched and
+// overflowing events go to `diagnostics`.
+std::unique_ptr<TraceBuilder> PairBeginEnd(std::vector<BeginEnd>& begin_end, DiagnosticCounter& diagnostics) {
   auto pairs = std::make_unique<TraceBuilder>();
   std::sort(begin_end.begin(), begin_end.end(), [](const BeginEnd& a, const BeginEnd& b) {
     return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.offset < b.offset;
@@ -383,12 +371,15 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
     for (const BeginEnd& b : stack)
       diagnostics.Add(DiagnosticId::k_unmatched_begin_end, b.offset, "B without E");
   }
-  builders.push_back(std::move(pairs));
-  maps.back().identity = true;
+  return pairs;
+}
 
-  // Base time and sort keys, one builder per thread, grouped by (builder,
-  // kind): Kineto writes each category in time order, so the groups are
-  // nearly sorted runs for SortKeys to merge.
+// Base time and sort keys, one builder per thread, grouped by (builder,
+// kind): Kineto writes each category in time order, so the groups are
+// nearly sorted runs for SortKeys to merge. Returns the keys, sorted; frees
+// the builders' ts, dur and offset columns (the keys hold them).
+std::vector<SortKey> SortedKeys(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrace& out,
+                                DiagnosticCounter& diagnostics, int threads) {
   constexpr size_t kKinds = kNumTraceEventKinds;
   std::vector<size_t> group_starts(builders.size() * kKinds + 1, 0);
   for (size_t s = 0; s < builders.size(); ++s) {
@@ -428,7 +419,14 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
     out.first_event_ts_ns = kNoId;
   }
   SortKeys(keys, group_starts, threads);
+  return keys;
+}
 
+// Gathers every column into `out` in the order of `keys`, ids remapped by
+// `maps`; frees the builders, then the keys.
+void GatherColumns(std::vector<SortKey>& keys, std::vector<std::unique_ptr<TraceBuilder>>& builders,
+                   const std::vector<IdMaps>& maps, RankTrace& out, int threads) {
+  const size_t total = keys.size();
   auto same = [](uint32_t, auto v) { return v; };
   auto string_id = [&maps](uint32_t s, uint32_t v) {
     return maps[s].identity || v == kNoString ? v : maps[s].strings[v];
@@ -464,6 +462,32 @@ void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrac
     }
   });
   std::vector<SortKey>().swap(keys);
+}
+
+// Merges the builders into `out` (ids remapped, B/E pairs completed) in
+// (ts, -dur, offset) order: the sort runs on keys, then each column is
+// gathered once from the builders, on two threads when allowed.
+void MergeAndSort(std::vector<std::unique_ptr<TraceBuilder>>& builders, RankTrace& out, DiagnosticCounter& diagnostics,
+                  int threads) {
+  std::vector<IdMaps> maps(builders.size() + 1);
+  std::unordered_map<std::string, uint32_t> track_by_name;  // "pid\ttid" -> global track
+  bool out_of_order = false;
+  std::vector<BeginEnd> begin_end;
+  uint64_t first_offset = UINT64_MAX;
+  for (size_t s = 0; s < builders.size(); ++s) {
+    TraceBuilder& b = *builders[s];
+    if (b.first_offset < first_offset) {
+      first_offset = b.first_offset;
+      out.first_event_ts_ns = b.first_ts_ns;
+    }
+    MergeBuilderIds(b, maps[s], out, track_by_name, begin_end);
+    out_of_order |= b.out_of_order;
+    diagnostics.Merge(b.diagnostics);
+  }
+  builders.push_back(PairBeginEnd(begin_end, diagnostics));
+  maps.back().identity = true;
+  std::vector<SortKey> keys = SortedKeys(builders, out, diagnostics, threads);
+  GatherColumns(keys, builders, maps, out, threads);
   if (out_of_order)
     diagnostics.Add(DiagnosticId::k_out_of_order, 0, "");
 }
