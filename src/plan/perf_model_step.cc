@@ -312,7 +312,9 @@ void PerfModel::EvaluateStep(const TrainingConfig& in, Prediction& out) const {
     const double gather = group_gather(kWeightBytes, pieces);
     const double reduce = group_gather(kReduceGradBytes, pieces);
     const double prefetch = c.dp_overlap ? fw.fsdp_prefetch * chunk_share : 0.0;
-    fsdp_exposed_per_mb = exposed(gather, t_f, prefetch) + exposed(gather + reduce, t_b, prefetch);
+    // Full recompute under DeepSpeed's hooks gathers again before backward.
+    const double backward_gathers = c.recompute == Recompute::kFull && fw.zero3_recompute_gather ? 2 : 1;
+    fsdp_exposed_per_mb = exposed(gather, t_f, prefetch) + exposed(backward_gathers * gather + reduce, t_b, prefetch);
   }
 
   // --- the step ---
