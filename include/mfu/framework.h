@@ -63,7 +63,11 @@ struct FrameworkProfile {
   // cast, transposed copy (e.g. 4 for delayed scaling: read 2, write 1 + 1).
   double fp8_cast_bytes = 4;
   bool zero3_per_tensor = false;  // ZeRO-3 gathers each parameter tensor (DeepSpeed), not each layer (FSDP)
-  double moe_sync_us = 0;         // host synchronisation per MoE layer and pass (dropless token counts)
+  // Under full recompute, ZeRO-3 gathers each layer again for the recomputed
+  // forward and once more for its backward (DeepSpeed's per-module hooks),
+  // not once for both (FSDP's pre-backward gather, recompute inside the unit).
+  bool zero3_recompute_gather = false;
+  double moe_sync_us = 0;  // host synchronisation per MoE layer and pass (dropless token counts)
   // What the framework keeps per parameter between steps (the columns
   // weights_dtype, compute_dtype, main_grads_dtype, fp32_master,
   // fp32_grad_copy, moments_dtype, moments): `mfu memory`, `predict` and

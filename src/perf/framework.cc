@@ -143,6 +143,7 @@ const base::TableSchema<FrameworkProfile>& Schema() {
         base::NumberColumn("fp8_cast_bytes", &FrameworkProfile::fp8_cast_bytes, base::Bounds::Interval(0, 32))
             .Unit("bytes", "HBM bytes per quantized FP8 operand element"),
         base::BoolColumn("zero3_per_tensor", &FrameworkProfile::zero3_per_tensor),
+        base::BoolColumn("zero3_recompute_gather", &FrameworkProfile::zero3_recompute_gather),
         base::NumberColumn("moe_sync_us", &FrameworkProfile::moe_sync_us, base::Bounds::Interval(0, 10000))
             .Unit("us", "host synchronisation per MoE layer and pass"),
         StateDType("weights_dtype", &TrainingStateDtypes::weights),

@@ -158,6 +158,32 @@ TEST(Mechanisms, DpOverlapExposesOneLayerChunk) {
   EXPECT_NEAR(overlapped.breakdown.dp_comm_s, alone.breakdown.dp_comm_s / 8, 1e-12);
 }
 
+TEST(Mechanisms, DeepSpeedZero3GathersAgainForRecompute) {
+  // DeepSpeed's per-module ZeRO-3 hooks fetch a layer's parameters for the
+  // recomputed forward and again for its backward: with nothing overlapped
+  // (deepspeed-2021) and 16-bit weights and gradients (perf_model_internal.h),
+  // a micro-batch's ZeRO-3 traffic is 3 gathers + 1 reduce-scatter of the
+  // same bytes against 2 + 1 without the re-gather: exactly 4/3 of it.
+  const ModelSpec m = Generic(8, 2048, 16, 8192, 32000);
+  FrameworkProfile fw = Framework("deepspeed-2021");
+  ASSERT_TRUE(fw.zero3_recompute_gather);
+  const PerfModel regather = MakeWith(m, 2048, 64, "dgx-h100", TestEfficiency(), fw);
+  fw.zero3_recompute_gather = false;
+  const PerfModel once = MakeWith(m, 2048, 64, "dgx-h100", TestEfficiency(), fw);
+  TrainingConfig c = Layout(1, 1, 1, 64);
+  c.zero_stage = 3;
+  c.recompute = Recompute::kFull;
+  const Prediction three = regather.Evaluate(c), two = once.Evaluate(c);
+  ASSERT_EQ(three.issue, ConfigIssue::kOk);
+  ASSERT_GT(two.breakdown.dp_comm_s, 0);
+  EXPECT_NEAR(three.breakdown.dp_comm_s, two.breakdown.dp_comm_s * 4 / 3, 1e-12 * two.breakdown.dp_comm_s);
+  // Without full recompute there is nothing to gather again.
+  c.recompute = Recompute::kSelective;
+  EXPECT_DOUBLE_EQ(regather.Evaluate(c).breakdown.dp_comm_s, once.Evaluate(c).breakdown.dp_comm_s);
+  // FSDP gathers once before backward and recomputes inside the unit.
+  EXPECT_FALSE(Framework("torchtitan").zero3_recompute_gather);
+}
+
 TEST(Mechanisms, MoeImbalanceSlowsTheBusiestRank) {
   const ModelSpec m = GenericMoe(4, 2048, 16, 64, 8, 1024, 32000);
   const PerfModel pm = MakeWith(m, 4096, 8, nullptr, TestEfficiency(), Framework("megatron-core"));

@@ -419,7 +419,9 @@ inline void PerfModel::StepEval::Fsdp() {
   const double gather = GroupGather(kWeightBytes, pieces);
   const double reduce = GroupGather(kReduceGradBytes, pieces);
   const double prefetch = c.dp_overlap ? fw.fsdp_prefetch * chunk_share : 0.0;
-  fsdp_exposed_per_mb = Exposed(gather, t_f, prefetch) + Exposed(gather + reduce, t_b, prefetch);
+  // Full recompute under DeepSpeed's hooks gathers again before backward.
+  const double backward_gathers = c.recompute == Recompute::kFull && fw.zero3_recompute_gather ? 2 : 1;
+  fsdp_exposed_per_mb = Exposed(gather, t_f, prefetch) + Exposed(backward_gathers * gather + reduce, t_b, prefetch);
 }
 
 // The pipeline bubble and p2p sends; ZeRO-0-2's gradient reduction: an
