@@ -98,6 +98,21 @@ class FleetServeCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(ListenAddress address, ParseListen(listen_));
     MFU_ASSIGN_OR_RETURN(HardwareDb hardware, HardwareDb::LoadBuiltin());
     RealFileSystem fs;
+    MFU_ASSIGN_OR_RETURN(FleetExporterOptions options, Options(fs, hardware));
+    std::ostream& err = ctx.err;
+    options.log = [&err](std::string_view line) {
+      err << "mfu fleet serve: " << InFlagSpelling(std::string(line), "fleet") << std::endl;
+    };
+    MFU_ASSIGN_OR_RETURN(std::unique_ptr<FleetExporter> exporter, FleetExporter::Create(std::move(options)));
+    MFU_ASSIGN_OR_RETURN(int port, exporter->Bind(address.host, address.port));
+    const std::string shown_host =
+        address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host;
+    return ServeUntilStopped(*exporter, "http://" + shown_host + ":" + std::to_string(port), err);
+  }
+
+ private:
+  // The exporter's options from the flags.
+  StatusOr<FleetExporterOptions> Options(FileSystem& fs, const HardwareDb& hardware) const {
     FleetExporterOptions options;
     options.upstream = upstream_;
     options.fs = &fs;
@@ -123,23 +138,19 @@ class FleetServeCommand final : public Command {
         return InvalidArgumentError("--goodput-events '" + entry + "': expected JOB=FILE");
       options.goodput_events[entry.substr(0, eq)].push_back(entry.substr(eq + 1));
     }
-    std::ostream& err = ctx.err;
-    options.log = [&err](std::string_view line) {
-      err << "mfu fleet serve: " << InFlagSpelling(std::string(line), "fleet") << std::endl;
-    };
-    MFU_ASSIGN_OR_RETURN(std::unique_ptr<FleetExporter> exporter, FleetExporter::Create(std::move(options)));
-    MFU_ASSIGN_OR_RETURN(int port, exporter->Bind(address.host, address.port));
+    return options;
+  }
 
+  // Serves on a thread until SIGINT/SIGTERM (or the server fails).
+  Status ServeUntilStopped(FleetExporter& exporter, const std::string& url, std::ostream& err) const {
     const sigset_t stop_signals = BlockStopSignals();
     std::atomic<bool> done{false};
     Status served;
     std::thread server([&] {
-      served = exporter->Serve();
+      served = exporter.Serve();
       done = true;
     });
-    const std::string shown_host =
-        address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host;
-    err << "mfu fleet serve: listening on http://" << shown_host << ":" << port << std::endl;
+    err << "mfu fleet serve: listening on " << url << std::endl;
     if (precision_.empty())
       err << "mfu fleet serve: precision bf16 assumed (the dense BF16 peak is the denominator; --precision or a "
              "--jobs entry states it)"
@@ -150,14 +161,13 @@ class FleetServeCommand final : public Command {
         break;
     }
     while (!done) {  // Stop() may come before the server listens
-      exporter->Stop();
+      exporter.Stop();
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     server.join();
     return served;
   }
 
- private:
   std::string upstream_, listen_ = ":9401", precision_, jobs_, mapping_dir_;
   std::vector<std::string> goodput_events_, job_logs_;
   double timeout_s_ = 5, max_age_s_ = 0;
