@@ -295,9 +295,10 @@ struct PassTotals {
   void Add(double r, double logits, const FlopsBreakdown& executed, const FlopsBreakdown& counted) {
     rows += r;
     logit_rows += logits;
-    gemm_flops += r * SumGemm(executed);
-    expert_flops += r * executed[FlopsComponent::kRoutedExperts];
-    executed_flops += r * (SumGemm(executed) + executed[FlopsComponent::kRoutedExperts] + SumAttention(executed));
+    const double gemm = SumGemm(executed), experts = executed[FlopsComponent::kRoutedExperts];
+    gemm_flops += r * gemm;
+    expert_flops += r * experts;
+    executed_flops += r * (gemm + experts + SumAttention(executed));
     model_flops += r * counted.total();
   }
 };

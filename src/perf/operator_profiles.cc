@@ -347,6 +347,8 @@ StatusOr<FamilySamples> GroupByFamily(const OperatorProfiles& profiles, const Ha
   return g;
 }
 
+enum class SampleKind { kGemm, kVector, kCollective };
+
 // One family's samples against its parameters `p` (which the fit moves).
 struct FamilyFitter {
   const std::vector<const OperatorSample*>& ops;
@@ -355,11 +357,11 @@ struct FamilyFitter {
   const ClusterDb& clusters;
   EfficiencyParams& p;
 
-  // |predicted / measured - 1| of the GEMM (`gemm`) or vector samples, or
-  // of the collectives (`collective`).
-  std::vector<double> Errors(bool gemm, bool collective) const {
+  // |predicted / measured - 1| of the samples of `kind`.
+  std::vector<double> Errors(SampleKind kind) const {
     std::vector<double> e;
-    if (collective) {
+    const bool gemm = kind == SampleKind::kGemm;
+    if (kind == SampleKind::kCollective) {
       for (const CollectiveSample* s : colls)
         e.push_back(std::fabs(PredictSample(*s, clusters, p) / s->seconds - 1));
     } else {
@@ -451,14 +453,14 @@ StatusOr<std::vector<OperatorFamilyFit>> FitOperatorProfiles(const OperatorProfi
     for (const OperatorSample* s : fitter.ops)
       ++(s->gemm ? fit.gemms : fit.vectors);
     fit.collectives = fitter.colls.size();
-    fit.gemm_mape_before = Mean(fitter.Errors(true, false));
-    fit.vector_mape_before = Mean(fitter.Errors(false, false));
-    fit.collective_mape_before = Mean(fitter.Errors(false, true));
+    fit.gemm_mape_before = Mean(fitter.Errors(SampleKind::kGemm));
+    fit.vector_mape_before = Mean(fitter.Errors(SampleKind::kVector));
+    fit.collective_mape_before = Mean(fitter.Errors(SampleKind::kCollective));
     fitter.Descend(MeasuredParams(fit));
     fit.kernels = FitVectorKernels(samples.ops[family], hw, profiles.origin, *p);
-    fit.gemm_mape_after = Mean(fitter.Errors(true, false));
-    fit.vector_mape_after = Mean(fitter.Errors(false, false));
-    fit.collective_mape_after = Mean(fitter.Errors(false, true));
+    fit.gemm_mape_after = Mean(fitter.Errors(SampleKind::kGemm));
+    fit.vector_mape_after = Mean(fitter.Errors(SampleKind::kVector));
+    fit.collective_mape_after = Mean(fitter.Errors(SampleKind::kCollective));
     fits.push_back(fit);
   }
   return fits;

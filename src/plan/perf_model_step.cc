@@ -22,8 +22,6 @@
 #include "mfu/vector_kernels.h"
 #include "plan/perf_model_internal.h"
 
-#define MFU_PHASE [[gnu::always_inline]] inline
-
 namespace mfu {
 
 using namespace perf_internal;  // NOLINT: the model's own helpers
@@ -75,33 +73,34 @@ struct PerfModel::StepEval {
   int64_t micro_batches = 0;
   double mb = 0, fsdp_exposed_per_mb = 0, bubble = 0, pp_comm = 0, dp_comm = 0, optimizer = 0;
 
-  MFU_PHASE ConfigIssue CheckShape();
-  MFU_PHASE ConfigIssue ResolveLinks();
-  MFU_PHASE void Rates();
-  MFU_PHASE void LayerGemms();
-  MFU_PHASE void ExpertGemms();
-  MFU_PHASE void LayerAttention();
-  MFU_PHASE void LayerVector();
-  MFU_PHASE void LayerCommunication();
-  MFU_PHASE void ContextParallelExchange();
-  MFU_PHASE void StageTimes();
-  MFU_PHASE void StageParameters();
-  MFU_PHASE void Fsdp();
-  MFU_PHASE void DataParallel();
-  MFU_PHASE void Totals();
-  MFU_PHASE void Memory();
+  [[gnu::always_inline]] inline ConfigIssue CheckShape();
+  [[gnu::always_inline]] inline ConfigIssue ResolveLinks();
+  [[gnu::always_inline]] inline void Rates();
+  [[gnu::always_inline]] inline void LayerGemms();
+  [[gnu::always_inline]] inline void ExpertGemms();
+  [[gnu::always_inline]] inline void LayerAttention();
+  [[gnu::always_inline]] inline void LayerVector();
+  [[gnu::always_inline]] inline void LayerCommunication();
+  [[gnu::always_inline]] inline void ContextParallelExchange();
+  [[gnu::always_inline]] inline void StageTimes();
+  [[gnu::always_inline]] inline void StageParameters();
+  [[gnu::always_inline]] inline void Fsdp();
+  [[gnu::always_inline]] inline void DataParallel();
+  [[gnu::always_inline]] inline void Totals();
+  [[gnu::always_inline]] inline void Memory();
 
   // A GEMM at `rate` of the precision's peak, its FP8/FP4 operand
   // quantization added to quant_f/quant_b.
-  MFU_PHASE double QuantizedGemm(double flops, double rows, double cols, double inner, double rate = 1);
+  [[gnu::always_inline]] inline double QuantizedGemm(double flops, double rows, double cols, double inner,
+                                                     double rate = 1);
   // `share` of `comm` is issued behind `compute`; overlap_efficiency of that
   // hides, never more than the compute.
-  MFU_PHASE double Exposed(double comm, double compute, double share) const {
+  [[gnu::always_inline]] inline double Exposed(double comm, double compute, double share) const {
     return comm - std::min(std::clamp(share, 0.0, 1.0) * e.overlap_efficiency * comm, e.overlap_efficiency * compute);
   }
   // A collective over each parameter group (dense and expert) of
   // `bytes_per_param`, in `pieces`.
-  MFU_PHASE double GroupGather(double bytes_per_param, double pieces) const {
+  [[gnu::always_inline]] inline double GroupGather(double bytes_per_param, double pieces) const {
     return AllGatherTime(shard, stage_dense_params * bytes_per_param, dp_link, pieces) +
            AllGatherTime(expert_shard, stage_expert_params * bytes_per_param, expert_dp_link, pieces);
   }
@@ -520,5 +519,3 @@ inline void PerfModel::StepEval::Memory() {
 }
 
 }  // namespace mfu
-
-#undef MFU_PHASE
