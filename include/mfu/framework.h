@@ -68,6 +68,14 @@ struct FrameworkProfile {
   // not once for both (FSDP's pre-backward gather, recompute inside the unit).
   bool zero3_recompute_gather = false;
   double moe_sync_us = 0;  // host synchronisation per MoE layer and pass (dropless token counts)
+  // The ZeRO stage its recipes run when none is given (Megatron-Core's
+  // distributed optimizer: 1; FSDP FULL_SHARD: 3), and the stages it
+  // implements at all, ascending (torchtitan: DDP 0, FSDP2 without
+  // resharding after forward 2, FSDP2 3).
+  int zero_stage = 1;
+  std::vector<int> zero_stages = {0, 1, 2, 3};
+  // Whether it runs ZeRO stage `stage`.
+  bool Implements(int stage) const;
   // What the framework keeps per parameter between steps (the columns
   // weights_dtype, compute_dtype, main_grads_dtype, fp32_master,
   // fp32_grad_copy, moments_dtype, moments): `mfu memory`, `predict` and
@@ -76,6 +84,11 @@ struct FrameworkProfile {
   TrainingStateDtypes state;
   std::string source;
 };
+
+// Ok when `framework` implements ZeRO `stage` (or the stage is outside 0-3,
+// which the layout checks report); else kInvalidArgument naming parameter
+// 'zero' and the stages it runs.
+Status CheckZeroStage(const FrameworkProfile& framework, int stage);
 
 class FrameworkDb {
  public:

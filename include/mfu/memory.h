@@ -200,7 +200,9 @@ struct MemoryRequest {
   int64_t context = 0;  // KV cache context; 0: seq_len
   int64_t gpus = 0;     // 0: tp x pp x cp
   int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = 1;
-  int zero = 1;
+  // Unset: `framework`'s zero_stage through EstimateMemory(catalog, ...),
+  // else 1.
+  std::optional<int> zero;
   int64_t global_batch = 0;  // 0: dp x micro_batch
 };
 

@@ -6,6 +6,7 @@
 // efficiency parameters to, and what the accuracy table is computed on.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,7 +48,9 @@ struct TrainingRun {
   int64_t gpus = 0;
   int64_t tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, vpp = 1;
   bool sequence_parallel = false;
-  int zero_stage = 0;  // 0 none, 1 distributed optimizer / ZeRO-1, 2, 3 = FSDP full shard
+  // 0 none, 1 distributed optimizer / ZeRO-1, 2, 3 = FSDP full shard; unset
+  // (an empty cell): the framework profile's zero_stage.
+  std::optional<int> zero_stage;
   bool fsdp = false;
   Recompute recompute = Recompute::kNone;
   DType precision = DType::kBf16;  // kFp8 for FP8 rows (Float8, FP8 CS/MX)

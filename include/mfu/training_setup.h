@@ -86,7 +86,7 @@ struct TrainingConfigRequest {
   int64_t mbs = 1;
   int64_t gbs = 0;  // 0: dp x mbs
   std::string recompute = "none";
-  int zero = 1;
+  std::optional<int> zero;  // unset: the framework's zero_stage (3 with fsdp)
   bool fsdp = false;
   bool no_sp = false;
   bool tp_comm_overlap = false;     // asked for

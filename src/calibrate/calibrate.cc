@@ -103,7 +103,7 @@ TrainingConfig ConfigOfRun(const TrainingRun& run, const FrameworkProfile& frame
     c.*to = run.*from;
   // Everything the row does not state is the framework's (frameworks.csv).
   c.sequence_parallel = run.sequence_parallel || framework.sequence_parallel;
-  c.zero_stage = run.zero_stage;
+  c.zero_stage = run.zero_stage.value_or(framework.zero_stage);
   c.fsdp = run.fsdp;
   c.micro_batch = run.micro_batch > 0 ? run.micro_batch : 1;
   c.global_batch = run.global_batch;

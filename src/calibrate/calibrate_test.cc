@@ -28,7 +28,9 @@ const std::string kRuns = std::string(MFU_SOURCE_DIR) + "/tests/data/training-ru
 // 9.6% / 9.8% (14.3% / 14.5% before the re-gather), korthikanti2022 4.0% / 4.1%, nemo-24.07 2.8% / 9.7%,
 // llm-foundry 6.5% / 7.0%, torchtitan 9.6% / 12.1%, vtrain 14.3% / 15.0%;
 // held out, mean over runs 9.3%, over sources 9.6% (goal: 10% over runs,
-// no source above 15%: vtrain sits at 15.0%). Before the sustained clock:
+// no source above 15%: vtrain sits at 15.0%). With NeMo's rows on its
+// recipes' distributed optimizer (zero_stage 1, not 0): nemo-24.07
+// 3.6% / 12.2%, torchtitan 9.7% / 11.4%; 9.4% over runs, 9.9% over sources. Before the sustained clock:
 // nemo 17.3%, torchtitan 16.4%, 10.4% over runs, 12.4% over sources. The
 // test prints the measured values: re-set the bounds here when the model or
 // the tables change.
@@ -37,7 +39,7 @@ struct CrossValidationBound {
   double max_held_out_mape;
 };
 constexpr CrossValidationBound kCrossValidationBounds[] = {
-    {"narayanan2021", 0.11}, {"korthikanti2022", 0.05}, {"nemo-24.07", 0.11},
+    {"narayanan2021", 0.11}, {"korthikanti2022", 0.05}, {"nemo-24.07", 0.13},
     {"llm-foundry", 0.08},   {"torchtitan", 0.135},     {"vtrain", 0.155},
 };
 constexpr double kMaxHeldOutMapeOverRuns = 0.098;
@@ -112,10 +114,11 @@ TEST(Accuracy, ShippedParametersOnTheCalibrationRuns) {
   // Measured 2026-12-02 (kernel-grounded prior, framework profiles, Hopper's
   // sustained clock): 14.3%, 4.0%, 2.8%, 6.5%, 9.6%, 14.3%; overall 8.8%
   // (2026-12-03, with DeepSpeed's ZeRO-3 re-gather for recompute:
-  // narayanan2021 9.6%, overall 8.4%; 2026-12-01, without it: nemo 3.4%, torchtitan 10.6%, 8.9%; before #10:
+  // narayanan2021 9.6%, overall 8.4%; NeMo on ZeRO-1: nemo-24.07 3.6%,
+  // torchtitan 9.7%; 2026-12-01, without it: nemo 3.4%, torchtitan 10.6%, 8.9%; before #10:
   // 14.2%, 4.0%, 6.5%, 3.9%, 10.8%, 13.7%; 7.5%). Bounds: these plus a
   // margin of 0.7-1.5 points.
-  const Bound bounds[] = {{"narayanan2021", 0.11}, {"korthikanti2022", 0.05}, {"nemo-24.07", 0.04},
+  const Bound bounds[] = {{"narayanan2021", 0.11}, {"korthikanti2022", 0.05}, {"nemo-24.07", 0.045},
                           {"llm-foundry", 0.075},  {"torchtitan", 0.105},     {"vtrain", 0.155}};
   for (const Bound& b : bounds) {
     bool found = false;

@@ -248,7 +248,9 @@ Status ParseSharding(std::string_view text, TrainingRun& run) {
   auto has = [&](std::initializer_list<const char*> parts) {
     return std::any_of(parts.begin(), parts.end(), [&](const char* p) { return Contains(t, p); });
   };
-  if (t.empty() || base::StartsWith(t, "none") || t == "no") {
+  if (t.empty()) {
+    run.zero_stage.reset();  // the framework's
+  } else if (base::StartsWith(t, "none") || t == "no") {
     run.zero_stage = 0;
   } else if (has({"shard_grad_op"})) {
     run.zero_stage = 2;

@@ -116,6 +116,9 @@ StatusOr<MemoryReport> EstimateMemory(const Catalog& catalog, MemoryRequest requ
   if (!framework.ok())
     return InvalidArgumentError(Param("framework") + ": " + framework.status().message());
   request.framework = (*framework)->name;
+  if (!request.zero)
+    request.zero = (*framework)->zero_stage;
+  MFU_RETURN_IF_ERROR(CheckZeroStage(**framework, *request.zero));
   MFU_ASSIGN_OR_RETURN(const FrameworkProfile* state, StateSource(catalog, *framework, request.state));
   if (!request.state.empty())
     request.state = state->name;
@@ -124,9 +127,9 @@ StatusOr<MemoryReport> EstimateMemory(const Catalog& catalog, MemoryRequest requ
 }
 
 StatusOr<TrainingConfig> ResolveTrainingConfig(const ResolvedTraining& setup, const TrainingConfigRequest& q) {
-  if (q.fsdp && q.zero != 1 && q.zero != 3)
+  if (q.fsdp && q.zero && *q.zero != 3)
     return InvalidArgumentError(Param("fsdp") + " is ZeRO-3; it contradicts " + Param("zero") + " " +
-                                std::to_string(q.zero));
+                                std::to_string(*q.zero));
   if (q.tp_comm_overlap && q.no_tp_comm_overlap)
     return InvalidArgumentError(Param("tp_comm_overlap") + " contradicts " + Param("no_tp_comm_overlap"));
   const FrameworkProfile& fw = setup.perf->setup().framework;
@@ -134,7 +137,7 @@ StatusOr<TrainingConfig> ResolveTrainingConfig(const ResolvedTraining& setup, co
   for (const auto& [from, to] : kSizes)
     c.*to = q.*from;
   MFU_ASSIGN_OR_RETURN(c.recompute, ParseRecompute(q.recompute));
-  c.zero_stage = q.fsdp ? 3 : q.zero;
+  c.zero_stage = q.fsdp ? 3 : q.zero.value_or(fw.zero_stage);
   c.fsdp = q.fsdp;
   c.tp_comm_overlap = q.tp_comm_overlap;  // as asked, for Validate: can the framework?
   c.dp_overlap = !q.no_dp_overlap;

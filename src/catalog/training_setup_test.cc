@@ -193,5 +193,48 @@ TEST(EstimateMemory, StateOverrideAndErrors) {
   EXPECT_EQ(ResolveTrainingSetup(Builtin(), tr).status().message().rfind("parameter 'grad_dtype'", 0), 0u);
 }
 
+// Without a stage, predict, memory and plan take the framework's zero_stage
+// (frameworks.csv: torchtitan's FSDP2 is 3, Megatron-Core's distributed
+// optimizer 1); a stage the framework does not implement is refused,
+// naming the parameter, and plan does not try it.
+TEST(ResolveTrainingConfig, ZeroStageIsTheFrameworksUnlessAsked) {
+  TrainingRequest tr = Llama8bOn("h100", 8);
+  tr.framework = "torchtitan";
+  auto titan = std::move(ResolveTrainingSetup(Builtin(), tr)).value();
+  auto megatron = std::move(ResolveTrainingSetup(Builtin(), Llama8bOn("h100", 8))).value();
+  TrainingConfigRequest q;
+  EXPECT_EQ(ResolveTrainingConfig(*titan, q)->zero_stage, 3);
+  EXPECT_EQ(ResolveTrainingConfig(*megatron, q)->zero_stage, 1);
+  q.zero = 2;
+  EXPECT_EQ(ResolveTrainingConfig(*titan, q)->zero_stage, 2);
+  q.zero = 1;
+  EXPECT_EQ(ResolveTrainingConfig(*titan, q).status().message(),
+            "parameter 'zero' 1: framework torchtitan does not implement ZeRO stage 1 (it runs 0, 2, 3; "
+            "data/frameworks/frameworks.csv)");
+
+  MemoryRequest mr;
+  mr.model = tr.model;
+  mr.seq_len = 8192;
+  mr.gpus = 8;
+  mr.framework = "torchtitan";
+  StatusOr<MemoryReport> m = EstimateMemory(Builtin(), mr);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->layout.zero_stage, 3);
+  mr.zero = 1;
+  EXPECT_EQ(EstimateMemory(Builtin(), mr).status().message().rfind("parameter 'zero' 1: framework torchtitan", 0), 0u);
+
+  PlanRequest plan;
+  plan.options.global_batch = 64;
+  plan.options.top_k = 1000;
+  plan.options.zero_stages = {0, 1, 3};
+  StatusOr<PlanStudy> study = RunPlanStudy(*titan, plan);
+  ASSERT_TRUE(study.ok()) << study.status().message();
+  ASSERT_FALSE(study->plan.top.empty());
+  for (const Prediction& p : study->plan.top)
+    EXPECT_NE(p.config.zero_stage, 1);
+  plan.options.zero_stages = {1};
+  EXPECT_EQ(RunPlanStudy(*titan, plan).status().message().rfind("parameter 'zero' 1: framework torchtitan", 0), 0u);
+}
+
 }  // namespace
 }  // namespace mfu

@@ -59,8 +59,9 @@ class MemoryCommand final : public Command {
     g->add_option("--cp", r.cp, "Context-parallel degree")->capture_default_str();
     g->add_option("--ep", r.ep, "Expert-parallel degree (MoE)")->capture_default_str();
     g->add_option("--etp", r.etp, "Expert tensor-parallel degree (MoE)")->capture_default_str();
-    g->add_option("--zero", r.zero, "ZeRO stage over dp x cp: 0, 1 (distributed optimizer), 2, 3 (FSDP)")
-        ->capture_default_str();
+    g->add_option("--zero", r.zero,
+                  "ZeRO stage over dp x cp: 0, 1 (distributed optimizer), 2, 3 (FSDP) [default: the framework's "
+                  "zero_stage: 1 for megatron-core, 3 for torchtitan; data/frameworks]");
     g->add_option("--global-batch", r.global_batch, "Global batch (sequences per step) [default: dp x micro-batch]");
   }
 

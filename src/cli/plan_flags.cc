@@ -74,7 +74,9 @@ void ConfigFlags::Register(CLI::App& app) {
   g->add_option("--micro-batch", r.mbs, "Micro-batch size (sequences)")->capture_default_str();
   g->add_option("--global-batch", r.gbs, "Global batch (sequences per step) [default: dp x micro-batch]");
   g->add_option("--recompute", r.recompute, "none, selective, full")->capture_default_str();
-  g->add_option("--zero", r.zero, "ZeRO stage: 0 (DDP), 1 (distributed optimizer), 2, 3")->capture_default_str();
+  g->add_option("--zero", r.zero,
+                "ZeRO stage: 0 (DDP), 1 (distributed optimizer), 2, 3 [default: the framework's zero_stage: 1 for "
+                "megatron-core and nemo, 3 for torchtitan and composer; data/frameworks]");
   g->add_flag("--fsdp", r.fsdp, "PyTorch FSDP full sharding (ZeRO-3 per micro-batch)");
   g->add_flag("--no-sp", r.no_sp, "Tensor parallelism without sequence parallelism");
   g->add_flag("--tp-comm-overlap", r.tp_comm_overlap,

@@ -47,7 +47,7 @@ StatusOr<ParallelLayout> ResolveLayout(const MemoryRequest& r, int64_t seq_len) 
   const int64_t gpus = r.gpus != 0 ? r.gpus : (sane ? r.tp * r.pp * r.cp : 1);
   // clang-format off
   ParallelLayout l{.gpus = gpus, .tp = r.tp, .pp = r.pp, .vpp = r.vpp, .cp = r.cp, .ep = r.ep, .etp = r.etp,
-                   .zero_stage = r.zero};
+                   .zero_stage = r.zero.value_or(1)};
   // clang-format on
   if (Status s = ValidateParallelLayout(r.model, seq_len, l); !s.ok())
     return NamingTheParameter(s);

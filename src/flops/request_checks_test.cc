@@ -167,7 +167,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadValue{"tp", SetMemory(&MemoryRequest::tp, int64_t{-2}), "tp_negative"},
         BadValue{"pp", SetMemory(&MemoryRequest::pp, int64_t{0}), "pp_zero"},
         BadValue{"cp", SetMemory(&MemoryRequest::cp, int64_t{-1}), "cp_negative"},
-        BadValue{"zero", SetMemory(&MemoryRequest::zero, 7), "zero_stage"}),
+        BadValue{"zero", SetMemory(&MemoryRequest::zero, std::optional<int>(7)), "zero_stage"}),
     Label);
 
 // `mfu memory --model llama-3.1-8b` states its three defaults: the 4096-token

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/embedded_file.h"
+#include "base/param.h"
 #include "base/strings.h"
 #include "base/table.h"
 #include "mfu_embedded/perf_data.h"
@@ -94,6 +95,48 @@ Col StateMoments() {
       [](int v) { return std::to_string(v); });
 }
 
+constexpr const char* kNotAStage = "'{}' is not a ZeRO stage (0, 1, 2 or 3)";
+const base::Bounds& StageBounds() {
+  static const base::Bounds bounds = base::Bounds().Min(0, kNotAStage).Max(3, kNotAStage);
+  return bounds;
+}
+
+// The ZeRO stages a framework implements: "0;1;3", each 0-3, ascending
+// and unique when read.
+Col ZeroStages() {
+  Col c;
+  c.name = "zero_stages";
+  c.parse = [](std::string_view text, FrameworkProfile& row) -> Status {
+    std::vector<int> stages;
+    for (const std::string& item : base::ParseListCell(text)) {
+      MFU_ASSIGN_OR_RETURN(int64_t v, base::ParseIntegerCell(item, StageBounds(), kNotAStage));
+      stages.push_back(static_cast<int>(v));
+    }
+    if (stages.empty())
+      return ParseError("needs at least one ZeRO stage (e.g. 0;1;3)");
+    std::sort(stages.begin(), stages.end());
+    stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
+    row.zero_stages = std::move(stages);
+    return Status::Ok();
+  };
+  c.merge = [](const FrameworkProfile& from, FrameworkProfile& to) { to.zero_stages = from.zero_stages; };
+  c.write = [](const FrameworkProfile& row) {
+    std::vector<std::string> items;
+    for (int s : row.zero_stages)
+      items.push_back(std::to_string(s));
+    return base::Join(items, ";");
+  };
+  return c;
+}
+
+// A row's default ZeRO stage is one it implements.
+Status CheckZeroDefault(const FrameworkProfile& row, const std::string& where) {
+  if (row.Implements(row.zero_stage))
+    return Status::Ok();
+  return ParseError(where + ": column 'zero_stage': " + std::to_string(row.zero_stage) +
+                    " is not one of its zero_stages");
+}
+
 StatusOr<AttentionKernel> ParseAttentionCell(std::string_view text) {
   StatusOr<AttentionKernel> k = ParseAttentionKernel(text);
   if (!k.ok())
@@ -114,6 +157,7 @@ const base::TableSchema<FrameworkProfile>& Schema() {
       keys.insert(keys.end(), p.aliases.begin(), p.aliases.end());
       return keys;
     };
+    s.validate = CheckZeroDefault;
     s.new_row = [](const std::vector<FrameworkProfile>&) {
       FrameworkProfile fresh;
       fresh.kind = "training";
@@ -146,6 +190,8 @@ const base::TableSchema<FrameworkProfile>& Schema() {
         base::BoolColumn("zero3_recompute_gather", &FrameworkProfile::zero3_recompute_gather),
         base::NumberColumn("moe_sync_us", &FrameworkProfile::moe_sync_us, base::Bounds::Interval(0, 10000))
             .Unit("us", "host synchronisation per MoE layer and pass"),
+        base::IntegerColumn("zero_stage", &FrameworkProfile::zero_stage, StageBounds(), kNotAStage),
+        ZeroStages(),
         StateDType("weights_dtype", &TrainingStateDtypes::weights),
         StateDType("compute_dtype", &TrainingStateDtypes::compute),
         StateDType("main_grads_dtype", &TrainingStateDtypes::main_grads),
@@ -161,6 +207,21 @@ const base::TableSchema<FrameworkProfile>& Schema() {
 }
 
 }  // namespace
+
+bool FrameworkProfile::Implements(int stage) const {
+  return std::find(zero_stages.begin(), zero_stages.end(), stage) != zero_stages.end();
+}
+
+Status CheckZeroStage(const FrameworkProfile& framework, int stage) {
+  if (stage < 0 || stage > 3 || framework.Implements(stage))
+    return Status::Ok();
+  std::vector<std::string> runs;
+  for (int s : framework.zero_stages)
+    runs.push_back(std::to_string(s));
+  return InvalidArgumentError(base::Param("zero") + " " + std::to_string(stage) + ": framework " + framework.name +
+                              " does not implement ZeRO stage " + std::to_string(stage) + " (it runs " +
+                              base::Join(runs, ", ") + "; data/frameworks/frameworks.csv)");
+}
 
 const char* AttentionKernelName(AttentionKernel kernel) {
   switch (kernel) {

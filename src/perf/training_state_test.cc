@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "mfu/framework.h"
 #include "mfu/memory.h"
@@ -115,6 +116,54 @@ TEST(FrameworkTrainingState, OverrideFileSetsAndChecksTheColumns) {
   FrameworkDb again;
   ASSERT_TRUE(again.AddCsv(Db().ToCsv(), "round-trip").ok());
   EXPECT_EQ(again.ToCsv(), Db().ToCsv());
+}
+
+// zero_stage / zero_stages: the stage each framework's recipes run and the
+// ones it implements, from the cited rows (NeMo's optimizer recipe sets
+// use_distributed_optimizer=True; torchtitan's default
+// data_parallel_shard_degree -1 is FSDP2 over every data-parallel rank;
+// DeepSpeed's zero_optimization.stage defaults to 0; Megatron-LM v2 had no
+// distributed optimizer).
+TEST(FrameworkZeroStages, DefaultsAndImplementedStagesFromTheTable) {
+  struct Expected {
+    const char* framework;
+    int zero_stage;
+    std::vector<int> zero_stages;
+  };
+  const Expected kExpected[] = {
+      {"megatron-core", 1, {0, 1, 3}}, {"nemo", 1, {0, 1, 3}},         {"torchtitan", 3, {0, 2, 3}},
+      {"composer", 3, {0, 2, 3}},      {"deepspeed", 0, {0, 1, 2, 3}}, {"deepspeed-2021", 3, {0, 1, 2, 3}},
+      {"megatron-lm-2021", 0, {0}},
+  };
+  for (const Expected& e : kExpected) {
+    SCOPED_TRACE(e.framework);
+    const FrameworkProfile& f = **Db().Find(e.framework);
+    EXPECT_EQ(f.zero_stage, e.zero_stage);
+    EXPECT_EQ(f.zero_stages, e.zero_stages);
+  }
+  EXPECT_TRUE(CheckZeroStage(**Db().Find("torchtitan"), 3).ok());
+  EXPECT_TRUE(CheckZeroStage(**Db().Find("torchtitan"), 9).ok());  // out of range: the layout checks say so
+  Status no_zero1 = CheckZeroStage(**Db().Find("torchtitan"), 1);
+  EXPECT_EQ(no_zero1.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(no_zero1.message(),
+            "parameter 'zero' 1: framework torchtitan does not implement ZeRO stage 1 (it runs 0, 2, 3; "
+            "data/frameworks/frameworks.csv)");
+}
+
+TEST(FrameworkZeroStages, OverrideFileIsReadSortedAndChecked) {
+  FrameworkDb db = Db();
+  ASSERT_TRUE(db.AddCsv("name,zero_stages,zero_stage\ntorchtitan,3;0;3,0\n", "t.csv").ok());
+  EXPECT_EQ((*db.Find("torchtitan"))->zero_stages, (std::vector<int>{0, 3}));
+  EXPECT_EQ((*db.Find("torchtitan"))->zero_stage, 0);
+  Status five = db.AddCsv("name,zero_stages\ntorchtitan,0;5\n", "t.csv");
+  EXPECT_EQ(five.code(), StatusCode::kOutOfRange) << five.message();
+  EXPECT_EQ(five.message(), "t.csv:2: column 'zero_stages': '5' is not a ZeRO stage (0, 1, 2 or 3)");
+  Status none = db.AddCsv("name,zero_stages\ntorchtitan,\n", "t.csv");
+  EXPECT_EQ(none.message(), "t.csv:2: column 'zero_stages': needs at least one ZeRO stage (e.g. 0;1;3)");
+  // The default must be a stage the row implements; all or nothing.
+  Status outside = db.AddCsv("name,zero_stages\ntorchtitan,1;2\n", "t.csv");
+  EXPECT_EQ(outside.message(), "t.csv:2: column 'zero_stage': 0 is not one of its zero_stages");
+  EXPECT_EQ((*db.Find("torchtitan"))->zero_stages, (std::vector<int>{0, 3}));
 }
 
 }  // namespace

@@ -54,6 +54,14 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
     if (z < 0 || z > 3)
       return InvalidArgumentError("plan: ZeRO stage " + std::to_string(z) + " is not 0-3");
   }
+  // Only the stages the framework implements (torchtitan has no ZeRO-1).
+  std::vector<int> zero_stages;
+  for (int z : options.zero_stages) {
+    if (s.framework.Implements(z))
+      zero_stages.push_back(z);
+  }
+  if (zero_stages.empty())
+    return CheckZeroStage(s.framework, options.zero_stages.front());
   const auto domain = static_cast<int64_t>(model.fabric().domain_gpus());
   const int64_t tp_limit = options.tp_within_node ? std::min<int64_t>(domain, m.heads) : m.heads;
 
@@ -90,7 +98,7 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
               if (options.global_batch % (dp * mbs) != 0)
                 continue;
               for (Recompute r : options.recompute) {
-                for (int z : dp* cp == 1 ? no_sharding : options.zero_stages) {
+                for (int z : dp* cp == 1 ? no_sharding : zero_stages) {
                   c.tp = tp;
                   c.pp = pp;
                   c.cp = cp;
