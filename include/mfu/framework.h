@@ -67,6 +67,11 @@ struct FrameworkProfile {
   // forward and once more for its backward (DeepSpeed's per-module hooks),
   // not once for both (FSDP's pre-backward gather, recompute inside the unit).
   bool zero3_recompute_gather = false;
+  // ZeRO-3's collectives take torch.distributed's list form, one tensor per
+  // rank (DeepSpeed 2021): ProcessGroupNCCL copies each rank's piece out of
+  // (all-gather) or into (reduce-scatter) its flat buffer, a kernel per rank
+  // and collective, each charged kernel_overhead_us.
+  bool zero3_list_collectives = false;
   double moe_sync_us = 0;  // host synchronisation per MoE layer and pass (dropless token counts)
   // The ZeRO stage its recipes run when none is given (Megatron-Core's
   // distributed optimizer: 1; FSDP FULL_SHARD: 3), and the stages it

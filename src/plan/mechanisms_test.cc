@@ -184,6 +184,42 @@ TEST(Mechanisms, DeepSpeedZero3GathersAgainForRecompute) {
   EXPECT_FALSE(Framework("torchtitan").zero3_recompute_gather);
 }
 
+TEST(Mechanisms, DeepSpeed2021CopiesOneTensorPerRankAndCollective) {
+  // DeepSpeed 2021 hands torch.distributed a list of world_size tensors per
+  // parameter's all-gather and gradient's reduce-scatter; ProcessGroupNCCL
+  // copies each through its flat buffer. By hand: 8 layers x 6 tensors
+  // (no biases) = 48 collectives per pass; under full recompute a
+  // micro-batch runs 3 gather passes and 1 reduce-scatter pass, nothing
+  // overlapped (deepspeed-2021): 4 x 48 x 64 ranks copy kernels of
+  // kernel_overhead_us each, per micro-batch (gbs 128 / dp 64 = 2).
+  const ModelSpec m = Generic(8, 2048, 16, 8192, 32000);
+  ASSERT_FALSE(m.qkv_bias);
+  FrameworkProfile fw = Framework("deepspeed-2021");
+  ASSERT_TRUE(fw.zero3_list_collectives);
+  ASSERT_EQ(fw.fsdp_prefetch, 0);
+  EfficiencyParams e = TestEfficiency();
+  e.kernel_overhead_us = 5;
+  const PerfModel lists = MakeWith(m, 2048, 64, "dgx-h100", e, fw);
+  fw.zero3_list_collectives = false;
+  const PerfModel flat = MakeWith(m, 2048, 64, "dgx-h100", e, fw);
+  TrainingConfig c = Layout(1, 1, 1, 128);
+  c.zero_stage = 3;
+  c.recompute = Recompute::kFull;
+  const Prediction with = lists.Evaluate(c), without = flat.Evaluate(c);
+  ASSERT_EQ(with.issue, ConfigIssue::kOk);
+  ASSERT_EQ(with.micro_batches, 2);
+  const double expected = 2 * 4 * (8 * 6) * 64 * 5e-6;  // 0.12288 s
+  EXPECT_NEAR(with.breakdown.dp_comm_s - without.breakdown.dp_comm_s, expected, 1e-9);
+  EXPECT_NEAR(with.step_s - without.step_s, expected, 1e-9);
+  // Without ZeRO-3 the data-parallel gradient reduction is one flat
+  // collective: no per-rank copies.
+  c.zero_stage = 1;
+  EXPECT_DOUBLE_EQ(lists.Evaluate(c).step_s, flat.Evaluate(c).step_s);
+  // Current DeepSpeed and FSDP pass flat tensors (all_gather_into_tensor).
+  EXPECT_FALSE(Framework("deepspeed").zero3_list_collectives);
+  EXPECT_FALSE(Framework("torchtitan").zero3_list_collectives);
+}
+
 TEST(Mechanisms, MoeImbalanceSlowsTheBusiestRank) {
   const ModelSpec m = GenericMoe(4, 2048, 16, 64, 8, 1024, 32000);
   const PerfModel pm = MakeWith(m, 4096, 8, nullptr, TestEfficiency(), Framework("megatron-core"));

@@ -409,14 +409,18 @@ inline void PerfModel::StepEval::StageParameters() {
 
 // FSDP / ZeRO-3: one gather and one reduce-scatter per layer (FSDP's unit),
 // or per parameter tensor (DeepSpeed: 4 weights, 4 biases, 4 norm tensors
-// of a GPT layer; 6 without biases), every micro-batch.
+// of a GPT layer; 6 without biases), every micro-batch. Collectives in
+// torch.distributed's list form (zero3_list_collectives) copy one tensor
+// per rank of the group through a flat buffer: a kernel each.
 inline void PerfModel::StepEval::Fsdp() {
   if (c.zero_stage != 3 || !(shard > 1 || expert_shard > 1))
     return;
   const double per_layer = fw.zero3_per_tensor ? (m.qkv_bias ? 12.0 : 6.0) : 1.0;
   const double pieces = layers_per_stage * per_layer;
-  const double gather = GroupGather(kWeightBytes, pieces);
-  const double reduce = GroupGather(kReduceGradBytes, pieces);
+  const double ranks = (shard > 1 ? shard : 0) + (expert_shard > 1 && stage_expert_params > 0 ? expert_shard : 0);
+  const double copies = fw.zero3_list_collectives ? pieces * ranks * e.kernel_overhead_us * 1e-6 : 0.0;
+  const double gather = GroupGather(kWeightBytes, pieces) + copies;
+  const double reduce = GroupGather(kReduceGradBytes, pieces) + copies;
   const double prefetch = c.dp_overlap ? fw.fsdp_prefetch * chunk_share : 0.0;
   // Full recompute under DeepSpeed's hooks gathers again before backward.
   const double backward_gathers = c.recompute == Recompute::kFull && fw.zero3_recompute_gather ? 2 : 1;
