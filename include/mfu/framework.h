@@ -67,6 +67,12 @@ struct FrameworkProfile {
   // forward and once more for its backward (DeepSpeed's per-module hooks),
   // not once for both (FSDP's pre-backward gather, recompute inside the unit).
   bool zero3_recompute_gather = false;
+  // Pipeline sends are split over the tensor-parallel group: each TP rank
+  // sends 1/tp of the activation (or its gradient) and the receiver
+  // all-gathers the slices over TP (DeepSpeed's PipelineEngine
+  // pipe_partitioned / grad_partitioned). Without sequence parallelism only;
+  // with it the sent tensor is already the rank's shard.
+  bool pp_scatter_gather = false;
   double moe_sync_us = 0;  // host synchronisation per MoE layer and pass (dropless token counts)
   // What the framework keeps per parameter between steps (the columns
   // weights_dtype, compute_dtype, main_grads_dtype, fp32_master,

@@ -22,26 +22,28 @@ const std::string kRuns = std::string(MFU_SOURCE_DIR) + "/tests/data/training-ru
 // Leave-one-source-out cross-validation (CrossValidate with the operator
 // profiles and the default options, from the built-in kernel-grounded
 // prior): the largest held-out MAPE each source may have, a margin of
-// about half a point to two points above the value measured on 2026-12-02
-// with Hopper's sustained clock and DeepSpeed's ZeRO-3 re-gather for
-// recompute (2026-12-03; in-sample / held-out MAPE): narayanan2021
-// 9.6% / 9.8% (14.3% / 14.5% before the re-gather), korthikanti2022 4.0% / 4.1%, nemo-24.07 2.8% / 9.7%,
-// llm-foundry 6.5% / 7.0%, torchtitan 9.6% / 12.1%, vtrain 14.3% / 15.0%;
-// held out, mean over runs 9.3%, over sources 9.6% (goal: 10% over runs,
-// no source above 15%: vtrain sits at 15.0%). Before the sustained clock:
-// nemo 17.3%, torchtitan 16.4%, 10.4% over runs, 12.4% over sources. The
-// test prints the measured values: re-set the bounds here when the model or
-// the tables change.
+// about half a point to two points above the value measured on 2026-12-03
+// with vTrain's cluster on NVLink 3 and DeepSpeed's pipeline scatter-gather
+// (in-sample / held-out MAPE): narayanan2021 9.2% / 9.7%, korthikanti2022
+// 4.3% / 4.6%, nemo-24.07 2.8% / 9.7%, llm-foundry 6.5% / 7.0%, torchtitan
+// 9.6% / 12.1%, vtrain 9.2% / 9.3%; held out, mean over runs 8.1%, over
+// sources 8.7% (goal: 10% over runs, no source above 15%). Before them
+// (vTrain's scale-up at its configs' 150 GB/s, whole activations sent
+// between stages): narayanan2021 9.6% / 9.8%, korthikanti2022 4.0% / 4.1%,
+// vtrain 14.3% / 15.0%, 9.3% over runs, 9.6% over sources; before the
+// sustained clock: nemo 17.3%, torchtitan 16.4%. The test prints the
+// measured values: re-set the bounds here when the model or the tables
+// change.
 struct CrossValidationBound {
   const char* source;
   double max_held_out_mape;
 };
 constexpr CrossValidationBound kCrossValidationBounds[] = {
     {"narayanan2021", 0.11}, {"korthikanti2022", 0.05}, {"nemo-24.07", 0.11},
-    {"llm-foundry", 0.08},   {"torchtitan", 0.135},     {"vtrain", 0.155},
+    {"llm-foundry", 0.08},   {"torchtitan", 0.135},     {"vtrain", 0.10},
 };
-constexpr double kMaxHeldOutMapeOverRuns = 0.098;
-constexpr double kMaxHeldOutMapeOverSources = 0.105;
+constexpr double kMaxHeldOutMapeOverRuns = 0.088;
+constexpr double kMaxHeldOutMapeOverSources = 0.095;
 
 struct Dbs {
   HardwareDb hw;
@@ -109,14 +111,16 @@ TEST(Accuracy, ShippedParametersOnTheCalibrationRuns) {
     const char* source;
     double max_mape;
   };
-  // Measured 2026-12-02 (kernel-grounded prior, framework profiles, Hopper's
-  // sustained clock): 14.3%, 4.0%, 2.8%, 6.5%, 9.6%, 14.3%; overall 8.8%
-  // (2026-12-03, with DeepSpeed's ZeRO-3 re-gather for recompute:
-  // narayanan2021 9.6%, overall 8.4%; 2026-12-01, without it: nemo 3.4%, torchtitan 10.6%, 8.9%; before #10:
-  // 14.2%, 4.0%, 6.5%, 3.9%, 10.8%, 13.7%; 7.5%). Bounds: these plus a
+  // Measured 2026-12-03 (kernel-grounded prior, framework profiles,
+  // Hopper's sustained clock, DeepSpeed's ZeRO-3 re-gather for recompute,
+  // vTrain's cluster on NVLink 3 and DeepSpeed's pipeline scatter-gather):
+  // 9.2%, 4.3%, 2.8%, 6.5%, 9.6%, 9.2%; overall 7.3% (before the last two:
+  // 9.6%, 4.0%, 2.8%, 6.5%, 9.6%, 14.3%; 8.4%; 2026-12-01, without the
+  // re-gather: narayanan2021 14.3%, nemo 3.4%, torchtitan 10.6%, 8.9%; before
+  // #10: 14.2%, 4.0%, 6.5%, 3.9%, 10.8%, 13.7%; 7.5%). Bounds: these plus a
   // margin of 0.7-1.5 points.
   const Bound bounds[] = {{"narayanan2021", 0.11}, {"korthikanti2022", 0.05}, {"nemo-24.07", 0.04},
-                          {"llm-foundry", 0.075},  {"torchtitan", 0.105},     {"vtrain", 0.155}};
+                          {"llm-foundry", 0.075},  {"torchtitan", 0.105},     {"vtrain", 0.10}};
   for (const Bound& b : bounds) {
     bool found = false;
     for (const SourceAccuracy& a : r.by_source) {
@@ -127,7 +131,7 @@ TEST(Accuracy, ShippedParametersOnTheCalibrationRuns) {
     }
     EXPECT_TRUE(found) << b.source;
   }
-  EXPECT_LE(r.overall.mape, 0.09);
+  EXPECT_LE(r.overall.mape, 0.08);
   // Ranking inside vTrain's grid, which includes deliberately slow layouts.
   for (const SourceAccuracy& a : r.by_source) {
     if (a.source == "vtrain") {

@@ -144,6 +144,7 @@ const base::TableSchema<FrameworkProfile>& Schema() {
             .Unit("bytes", "HBM bytes per quantized FP8 operand element"),
         base::BoolColumn("zero3_per_tensor", &FrameworkProfile::zero3_per_tensor),
         base::BoolColumn("zero3_recompute_gather", &FrameworkProfile::zero3_recompute_gather),
+        base::BoolColumn("pp_scatter_gather", &FrameworkProfile::pp_scatter_gather),
         base::NumberColumn("moe_sync_us", &FrameworkProfile::moe_sync_us, base::Bounds::Interval(0, 10000))
             .Unit("us", "host synchronisation per MoE layer and pass"),
         StateDType("weights_dtype", &TrainingStateDtypes::weights),
