@@ -72,6 +72,12 @@ struct FrameworkProfile {
   // (all-gather) or into (reduce-scatter) its flat buffer, a kernel per rank
   // and collective, each charged kernel_overhead_us.
   bool zero3_list_collectives = false;
+  // Pipeline sends are split over the tensor-parallel group: each TP rank
+  // sends 1/tp of the activation (or its gradient) and the receiver
+  // all-gathers the slices over TP (DeepSpeed's PipelineEngine
+  // pipe_partitioned / grad_partitioned). Without sequence parallelism only;
+  // with it the sent tensor is already the rank's shard.
+  bool pp_scatter_gather = false;
   double moe_sync_us = 0;  // host synchronisation per MoE layer and pass (dropless token counts)
   // The ZeRO stage its recipes run when none is given (Megatron-Core's
   // distributed optimizer: 1; FSDP FULL_SHARD: 3), and the stages it

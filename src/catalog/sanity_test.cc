@@ -439,7 +439,7 @@ TEST(ValidatedError, MatchesTheDocs) {
     ss << f.rdbuf();
     return ss.str();
   };
-  const std::string training(ValidatedTrainingError());  // "8.1% MAPE over 253 measured runs"
+  const std::string training(ValidatedTrainingError());  // "7.1% MAPE over 253 measured runs"
   const std::string mape = training.substr(0, training.find(' '));
   const std::string runs =
       training.substr(training.find("over ") + 5, training.find(" measured") - training.find("over ") - 5);

@@ -132,7 +132,9 @@ TEST_F(ClusterDbTest, OtherPresetsMatchTheirSources) {
   EXPECT_DOUBLE_EQ(Get("dgx-b200").scaleup_bw_bytes_per_s, 900e9);
   EXPECT_DOUBLE_EQ(Get("mosaic-a100-40gb").scaleout_bw_bytes_per_s, 25e9);  // 1600 Gb/s per 8-GPU node
   const Cluster& vtrain = Get("vtrain-a100");
-  EXPECT_DOUBLE_EQ(vtrain.scaleup_bw_bytes_per_s, 150e9);
+  // NVLink 3 per direction: vTrain's measured 8-GPU all-reduce reaches 220 GB/s bus
+  // bandwidth, above its configs' intra_node_bandwidth of 150.
+  EXPECT_DOUBLE_EQ(vtrain.scaleup_bw_bytes_per_s, 300e9);
   EXPECT_DOUBLE_EQ(vtrain.scaleout_bw_bytes_per_s, 12.5e9);  // 800 Gb/s per 8-GPU node
 }
 

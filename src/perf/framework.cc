@@ -189,6 +189,7 @@ const base::TableSchema<FrameworkProfile>& Schema() {
         base::BoolColumn("zero3_per_tensor", &FrameworkProfile::zero3_per_tensor),
         base::BoolColumn("zero3_recompute_gather", &FrameworkProfile::zero3_recompute_gather),
         base::BoolColumn("zero3_list_collectives", &FrameworkProfile::zero3_list_collectives),
+        base::BoolColumn("pp_scatter_gather", &FrameworkProfile::pp_scatter_gather),
         base::NumberColumn("moe_sync_us", &FrameworkProfile::moe_sync_us, base::Bounds::Interval(0, 10000))
             .Unit("us", "host synchronisation per MoE layer and pass"),
         base::IntegerColumn("zero_stage", &FrameworkProfile::zero_stage, StageBounds(), kNotAStage),

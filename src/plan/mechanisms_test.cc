@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "mfu/framework.h"
 #include "mfu/model.h"
@@ -23,6 +25,20 @@ using namespace plan_test;  // NOLINT: test fixtures
 const FrameworkProfile& Framework(const char* name) {
   static const FrameworkDb* db = *FrameworkDb::Builtin();
   return **db->Find(name);
+}
+
+// The framework's profile as shipped (with `flag` on) and with `flag` off,
+// on `gpus` GPUs of `cluster` at the test efficiency.
+struct FlagPair {
+  PerfModel on, off;
+};
+FlagPair WithAndWithout(const ModelSpec& m, int64_t seq, int64_t gpus, const char* cluster, const char* framework,
+                        bool FrameworkProfile::*flag) {
+  FrameworkProfile fw = Framework(framework);
+  EXPECT_TRUE(fw.*flag) << framework;
+  PerfModel on = MakeWith(m, seq, gpus, cluster, TestEfficiency(), fw);
+  fw.*flag = false;
+  return {std::move(on), MakeWith(m, seq, gpus, cluster, TestEfficiency(), fw)};
 }
 
 const EfficiencyDb& Shipped() {
@@ -165,11 +181,8 @@ TEST(Mechanisms, DeepSpeedZero3GathersAgainForRecompute) {
   // a micro-batch's ZeRO-3 traffic is 3 gathers + 1 reduce-scatter of the
   // same bytes against 2 + 1 without the re-gather: exactly 4/3 of it.
   const ModelSpec m = Generic(8, 2048, 16, 8192, 32000);
-  FrameworkProfile fw = Framework("deepspeed-2021");
-  ASSERT_TRUE(fw.zero3_recompute_gather);
-  const PerfModel regather = MakeWith(m, 2048, 64, "dgx-h100", TestEfficiency(), fw);
-  fw.zero3_recompute_gather = false;
-  const PerfModel once = MakeWith(m, 2048, 64, "dgx-h100", TestEfficiency(), fw);
+  const auto [regather, once] =
+      WithAndWithout(m, 2048, 64, "dgx-h100", "deepspeed-2021", &FrameworkProfile::zero3_recompute_gather);
   TrainingConfig c = Layout(1, 1, 1, 64);
   c.zero_stage = 3;
   c.recompute = Recompute::kFull;
@@ -218,6 +231,35 @@ TEST(Mechanisms, DeepSpeed2021CopiesOneTensorPerRankAndCollective) {
   // Current DeepSpeed and FSDP pass flat tensors (all_gather_into_tensor).
   EXPECT_FALSE(Framework("deepspeed").zero3_list_collectives);
   EXPECT_FALSE(Framework("torchtitan").zero3_list_collectives);
+}
+
+TEST(Mechanisms, DeepSpeedPipelineSendsScatterOverTensorParallel) {
+  // DeepSpeed's PipelineEngine partitions each stage-boundary tensor over the
+  // TP group: every rank sends 1/tp of it and the receiver all-gathers the
+  // slices. By hand on vTrain's cluster (data/clusters: NVLink 300 GB/s
+  // per GPU, 3 us per step; 100 Gb/s NIC per GPU, 6 us) at the test
+  // fractions (0.75 each): tp 8 x pp 2 over two nodes, so each stage pair
+  // sits on one NIC per GPU. T x h x 2 bytes per transfer, 2 (m + pp - 1)
+  // transfers on the critical path for m = 4 micro-batches.
+  const ModelSpec m = Generic(8, 4096, 32, 16384, 32000, 0, false);
+  const auto [scatter, whole] =
+      WithAndWithout(m, 2048, 16, "vtrain-a100", "megatron-deepspeed", &FrameworkProfile::pp_scatter_gather);
+  TrainingConfig c = Layout(8, 2, 1, 4);
+  c.sequence_parallel = false;
+  const Prediction sliced = scatter.Evaluate(c), full = whole.Evaluate(c);
+  ASSERT_EQ(sliced.issue, ConfigIssue::kOk);
+  ASSERT_EQ(sliced.micro_batches, 4);
+  const double bytes = 2048.0 * 4096 * 2, transfers = 2 * (4 + 2 - 1);
+  const double nic = 100e9 / 8 * 0.75, nvlink = 300e9 * 0.75;
+  const double full_p2p = bytes / nic + 6e-6;
+  const double sliced_p2p = bytes / 8 / nic + 6e-6 + 7.0 / 8 * bytes / nvlink + 7 * 3e-6;
+  EXPECT_NEAR(full.breakdown.pp_comm_s, transfers * full_p2p, 1e-12);
+  EXPECT_NEAR(sliced.breakdown.pp_comm_s, transfers * sliced_p2p, 1e-12);
+  // Under sequence parallelism the sent tensor already is the rank's shard.
+  c.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(scatter.Evaluate(c).breakdown.pp_comm_s, whole.Evaluate(c).breakdown.pp_comm_s);
+  // Megatron-Core sends the whole activation without sequence parallelism.
+  EXPECT_FALSE(Framework("megatron-core").pp_scatter_gather);
 }
 
 TEST(Mechanisms, MoeImbalanceSlowsTheBusiestRank) {

@@ -436,7 +436,13 @@ inline void PerfModel::StepEval::Fsdp() {
 inline void PerfModel::StepEval::DataParallel() {
   bubble = (pp - 1) / vpp * (t_f + t_b);
   if (c.pp > 1) {
-    const double p2p = act_bytes / (sp ? tp : 1.0) / pp_link.bandwidth_bytes_per_s + pp_link.latency_s;
+    // Under sequence parallelism each TP rank sends its own shard; a
+    // scatter-gather framework sends 1/tp slices of the whole activation and
+    // all-gathers them over TP (NVLink) on the receiving stage.
+    const bool scatter = fw.pp_scatter_gather && !sp && c.tp > 1;
+    const double sent = act_bytes / (sp || scatter ? tp : 1.0);
+    const double gather = scatter ? AllGatherTime(tp, act_bytes, tp_link) : 0.0;
+    const double p2p = sent / pp_link.bandwidth_bytes_per_s + pp_link.latency_s + gather;
     pp_comm = 2 * (vpp * mb + pp - 1) * p2p;
   }
   if (c.zero_stage < 3 && (shard > 1 || expert_shard > 1)) {
