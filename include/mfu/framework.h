@@ -7,6 +7,7 @@
 // compute from here, and how well hidden communication actually hides
 // (overlap_efficiency) from the accelerator family. Every row is cited.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,8 +86,23 @@ struct FrameworkProfile {
   // resharding after forward 2, FSDP2 3).
   int zero_stage = 1;
   std::vector<int> zero_stages = {0, 1, 2, 3};
-  // Whether it runs ZeRO stage `stage`.
-  bool Implements(int stage) const;
+  // With pipeline parallelism (pp > 1), the stages it implements there
+  // (DeepSpeed's PipelineEngine refuses ZeRO-2 and 3: 0;1), empty when
+  // the same as zero_stages; and the stage its FSDP runs at: 2 where the
+  // pipeline keeps each stage's gathered weights across its micro-batches
+  // and reduce-scatters after the last (torchtitan: reshard_after_forward
+  // off under PP, torch.distributed.pipelining syncs gradients on the last
+  // backward), else 3.
+  std::vector<int> zero_stages_pp;
+  int fsdp_stage_pp = 3;
+  // Whether it runs ZeRO stage `stage` with `pp` pipeline stages.
+  bool Implements(int stage, int64_t pp = 1) const;
+  // The stage FSDP (`fsdp`) runs at with `pp` pipeline stages.
+  int FsdpStage(int64_t pp) const;
+  // The stage it runs when none is given: zero_stage, its FSDP's stage
+  // under PP when that is 3, and under PP the highest stage it implements
+  // there that is no higher.
+  int DefaultZeroStage(int64_t pp) const;
   // What the framework keeps per parameter between steps (the columns
   // weights_dtype, compute_dtype, main_grads_dtype, fp32_master,
   // fp32_grad_copy, moments_dtype, moments): `mfu memory`, `predict` and
@@ -96,10 +112,10 @@ struct FrameworkProfile {
   std::string source;
 };
 
-// Ok when `framework` implements ZeRO `stage` (or the stage is outside 0-3,
-// which the layout checks report); else kInvalidArgument naming parameter
-// 'zero' and the stages it runs.
-Status CheckZeroStage(const FrameworkProfile& framework, int stage);
+// Ok when `framework` implements ZeRO `stage` with `pp` pipeline stages
+// (or the stage is outside 0-3, which the layout checks report); else
+// kInvalidArgument naming parameter 'zero' and the stages it runs.
+Status CheckZeroStage(const FrameworkProfile& framework, int stage, int64_t pp = 1);
 
 class FrameworkDb {
  public:

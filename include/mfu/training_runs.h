@@ -48,6 +48,10 @@ struct TrainingRun {
   int64_t gpus = 0;
   int64_t tp = 1, pp = 1, dp = 0, cp = 1, ep = 1, vpp = 1;
   bool sequence_parallel = false;
+  // Column tp_comm_overlap: TP communication overlapped with the GEMMs
+  // (Megatron's --tp-comm-overlap, torchtitan's AsyncTP); unset (an empty
+  // cell): the framework profile's tp_overlap_default.
+  std::optional<bool> tp_comm_overlap;
   // 0 none, 1 distributed optimizer / ZeRO-1, 2, 3 = FSDP full shard; unset
   // (an empty cell): the framework profile's zero_stage.
   std::optional<int> zero_stage;

@@ -103,13 +103,14 @@ TrainingConfig ConfigOfRun(const TrainingRun& run, const FrameworkProfile& frame
     c.*to = run.*from;
   // Everything the row does not state is the framework's (frameworks.csv).
   c.sequence_parallel = run.sequence_parallel || framework.sequence_parallel;
-  c.zero_stage = run.zero_stage.value_or(framework.zero_stage);
+  c.zero_stage = run.zero_stage.value_or(framework.DefaultZeroStage(run.pp));
   c.fsdp = run.fsdp;
   c.micro_batch = run.micro_batch > 0 ? run.micro_batch : 1;
   c.global_batch = run.global_batch;
   c.recompute = run.recompute;
   c.precision = run.precision;
-  c.tp_comm_overlap = framework.tp_overlap_supported && framework.tp_overlap_default && run.tp > 1;
+  c.tp_comm_overlap =
+      run.tp_comm_overlap.value_or(framework.tp_overlap_supported && framework.tp_overlap_default) && run.tp > 1;
   c.flash_attention = run.attention != "unfused" && framework.attention != AttentionKernel::kUnfused;
   return c;
 }

@@ -49,6 +49,7 @@ const std::vector<std::string> kOptionalColumns = {"attention",
                                                    "tokens_per_s_per_gpu",
                                                    "tokens_per_s_total",
                                                    "tp",
+                                                   "tp_comm_overlap",
                                                    "vocab",
                                                    "vpp",
                                                    "zero_or_fsdp"};
@@ -318,6 +319,13 @@ Status ParseParallelism(const Row& row, TrainingRun& run) {
   }
   std::string sp = base::ToLower(row.Get("seq_parallel"));
   run.sequence_parallel = sp == "yes" || sp == "true" || sp == "1";
+  const std::string overlap = base::ToLower(row.Get("tp_comm_overlap"));
+  if (overlap == "yes" || overlap == "true" || overlap == "1")
+    run.tp_comm_overlap = true;
+  else if (overlap == "no" || overlap == "false" || overlap == "0")
+    run.tp_comm_overlap = false;
+  else if (!overlap.empty())
+    return RowError("column 'tp_comm_overlap': '" + overlap + "' is not yes or no");
   MFU_RETURN_IF_ERROR(ParseSharding(row.Get("zero_or_fsdp"), run));
   MFU_ASSIGN_OR_RETURN(run.recompute, ParseRecomputeColumn(row.Get("recompute")));
   return Status::Ok();
@@ -325,8 +333,11 @@ Status ParseParallelism(const Row& row, TrainingRun& run) {
 
 // Batch sizes. torchtitan publishes "local batch N" (per data-parallel rank):
 // the global batch is N*dp (its tables' "local 32, global 256" with FSDP 8
-// confirm it), and N is the micro-batch only without pipelining (with PP the
-// local batch is split into micro-batches of unpublished size).
+// confirm it), and N is the micro-batch without pipelining. With PP its
+// schedule splits the local batch into one micro-batch per pipeline stage
+// unless told otherwise (torchtitan 2024-12 parallelisms/pipelining_utils.py
+// build_pipeline_schedule: n_microbatches = pipeline_parallel_degree x
+// stages per rank), so the micro-batch is N / (pp x vpp).
 void ParseBatch(const Row& row, TrainingRun& run) {
   std::string_view global = row.Get("global_batch_seqs");
   std::string_view micro = row.Get("micro_batch");
@@ -335,8 +346,9 @@ void ParseBatch(const Row& row, TrainingRun& run) {
   constexpr std::string_view kLocal = "local batch ";
   if (base::StartsWith(micro, kLocal)) {
     int64_t local = LeadingInt(micro.substr(kLocal.size()));
-    if (run.pp == 1)
-      run.micro_batch = local;
+    const int64_t stages = run.pp * run.vpp;
+    if (local % stages == 0)
+      run.micro_batch = local / stages;
     if (global.empty())
       run.global_batch = local * run.dp;
   }

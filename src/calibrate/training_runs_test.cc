@@ -166,9 +166,19 @@ TEST_F(TrainingRunsTest, TorchtitanRows) {
   EXPECT_EQ(cp.recompute, Recompute::kFull);
   EXPECT_EQ(cp.cp, 2);
   EXPECT_EQ(cp.dp, 4);
-  EXPECT_EQ(cp.micro_batch, 0);  // PP splits the local batch; size not published
+  // torchtitan's schedule splits the local batch into one micro-batch per
+  // stage (pipelining_utils.py): 8 / pp 8; Table 5's 32 / pp 8 (1F1B) and
+  // 32 / (pp 8 x 2 stages per rank) (interleaved 1F1B, vpp 2).
+  EXPECT_EQ(cp.micro_batch, 1);
   EXPECT_EQ(cp.global_batch, 32);
   EXPECT_EQ(Run(336).global_batch, 256);  // published, matches 32 x FSDP 8
+  EXPECT_EQ(Run(336).micro_batch, 4);
+  EXPECT_EQ(Run(337).vpp, 2);
+  EXPECT_EQ(Run(337).micro_batch, 2);
+  // AsyncTP in Tables 5 and 6 and "2D + AsyncTP"; Table 4's "2D" has none.
+  EXPECT_EQ(cp.tp_comm_overlap, true);
+  EXPECT_EQ(Run(335).tp_comm_overlap, true);
+  EXPECT_FALSE(Run(334).tp_comm_overlap.has_value());
   EXPECT_DOUBLE_EQ(Run(341).measured_tokens_per_s_per_gpu, 16);
 }
 
@@ -259,6 +269,7 @@ std::string OneRow(const std::map<std::string, std::string>& changes) {
       {"step_time_s", "2.0"},
       {"flops_convention", ""},
       {"seq_parallel", ""},
+      {"tp_comm_overlap", ""},
   };
   std::vector<std::string> header;
   std::vector<std::string> values;
@@ -321,6 +332,9 @@ TEST(TrainingRunParseTest, MappingsOfTextColumns) {
     return set.runs.empty() ? TrainingRun{} : set.runs[0];
   };
   EXPECT_EQ(parse({{"zero_or_fsdp", "FSDP SHARD_GRAD_OP"}}).zero_stage, 2);
+  EXPECT_EQ(parse({{"tp_comm_overlap", "yes"}}).tp_comm_overlap, true);
+  EXPECT_EQ(parse({{"tp_comm_overlap", "No"}}).tp_comm_overlap, false);
+  EXPECT_FALSE(parse({}).tp_comm_overlap.has_value());  // the framework's default
   EXPECT_EQ(parse({{"zero_or_fsdp", "distributed optimizer"}}).zero_stage, 1);
   EXPECT_EQ(parse({{"zero_or_fsdp", "ZeRO-1"}}).zero_stage, 1);
   EXPECT_EQ(parse({{"zero_or_fsdp", "ZeRO-2"}}).zero_stage, 2);
@@ -336,6 +350,7 @@ TEST(TrainingRunParseTest, MappingsOfTextColumns) {
 
 TEST(TrainingRunParseTest, UnusableRowsAreSkippedWithTheirReason) {
   EXPECT_EQ(SkipReason({{"gpu_count", "many"}}), "row 7: column 'gpu_count': 'many' is not a positive integer");
+  EXPECT_EQ(SkipReason({{"tp_comm_overlap", "maybe"}}), "row 7: column 'tp_comm_overlap': 'maybe' is not yes or no");
   EXPECT_EQ(SkipReason({{"gpu_type", "TPU v5p"}}),
             "row 7: gpu_type 'TPU v5p' is not mapped to an accelerator and cluster");
   EXPECT_EQ(SkipReason({{"step_time_s", ""}}),

@@ -117,8 +117,8 @@ StatusOr<MemoryReport> EstimateMemory(const Catalog& catalog, MemoryRequest requ
     return InvalidArgumentError(Param("framework") + ": " + framework.status().message());
   request.framework = (*framework)->name;
   if (!request.zero)
-    request.zero = (*framework)->zero_stage;
-  MFU_RETURN_IF_ERROR(CheckZeroStage(**framework, *request.zero));
+    request.zero = (*framework)->DefaultZeroStage(request.pp);
+  MFU_RETURN_IF_ERROR(CheckZeroStage(**framework, *request.zero, request.pp));
   MFU_ASSIGN_OR_RETURN(const FrameworkProfile* state, StateSource(catalog, *framework, request.state));
   if (!request.state.empty())
     request.state = state->name;
@@ -137,7 +137,7 @@ StatusOr<TrainingConfig> ResolveTrainingConfig(const ResolvedTraining& setup, co
   for (const auto& [from, to] : kSizes)
     c.*to = q.*from;
   MFU_ASSIGN_OR_RETURN(c.recompute, ParseRecompute(q.recompute));
-  c.zero_stage = q.fsdp ? 3 : q.zero.value_or(fw.zero_stage);
+  c.zero_stage = q.fsdp ? fw.FsdpStage(q.pp) : q.zero.value_or(fw.DefaultZeroStage(q.pp));
   c.fsdp = q.fsdp;
   c.tp_comm_overlap = q.tp_comm_overlap;  // as asked, for Validate: can the framework?
   c.dp_overlap = !q.no_dp_overlap;

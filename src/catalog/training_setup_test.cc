@@ -24,6 +24,16 @@ TrainingRequest Llama8bOn(const std::string& gpu, int64_t gpus) {
   return r;
 }
 
+// The memory question of the same run: `tr`'s model, its sequence and GPUs.
+MemoryRequest MemoryOf(const TrainingRequest& tr, const std::string& framework) {
+  MemoryRequest r;
+  r.model = tr.model;
+  r.seq_len = tr.seq_len;
+  r.gpus = tr.hardware.gpus;
+  r.framework = framework;
+  return r;
+}
+
 TEST(ResolveTrainingSetup, ResolvesAndNamesParameters) {
   StatusOr<std::unique_ptr<ResolvedTraining>> s = ResolveTrainingSetup(Builtin(), Llama8bOn("h100", 8));
   ASSERT_TRUE(s.ok()) << s.status().message();
@@ -120,12 +130,8 @@ TEST(EstimateMemory, AgreesWithPredictForEachFramework) {
     ASSERT_TRUE(p.ok()) << p.status().message();
     const MemoryPerGpu& pm = p->prediction.memory;
 
-    MemoryRequest mr;
-    mr.model = tr.model;
-    mr.seq_len = 8192;
-    mr.gpus = 8;
+    MemoryRequest mr = MemoryOf(tr, k.framework);
     mr.zero = 0;
-    mr.framework = k.framework;
     StatusOr<MemoryReport> m = EstimateMemory(Builtin(), mr);
     ASSERT_TRUE(m.ok()) << m.status().message();
     const TrainingMemoryPerGpu& g = m->per_gpu;
@@ -177,10 +183,7 @@ TEST(EstimateMemory, StateOverrideAndErrors) {
   q.zero = 0;
   StatusOr<PredictResult> p = PredictTraining(**s, *ResolveTrainingConfig(**s, q));
   ASSERT_TRUE(p.ok()) << p.status().message();
-  MemoryRequest same;
-  same.model = tr.model;
-  same.seq_len = 8192;
-  same.gpus = 8;
+  MemoryRequest same = MemoryOf(tr, tr.framework);
   same.zero = 0;
   same.grad_dtype = "bf16";
   StatusOr<MemoryReport> g = EstimateMemory(Builtin(), same);
@@ -212,11 +215,7 @@ TEST(ResolveTrainingConfig, ZeroStageIsTheFrameworksUnlessAsked) {
             "parameter 'zero' 1: framework torchtitan does not implement ZeRO stage 1 (it runs 0, 2, 3; "
             "data/frameworks/frameworks.csv)");
 
-  MemoryRequest mr;
-  mr.model = tr.model;
-  mr.seq_len = 8192;
-  mr.gpus = 8;
-  mr.framework = "torchtitan";
+  MemoryRequest mr = MemoryOf(tr, "torchtitan");
   StatusOr<MemoryReport> m = EstimateMemory(Builtin(), mr);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->layout.zero_stage, 3);
@@ -234,6 +233,63 @@ TEST(ResolveTrainingConfig, ZeroStageIsTheFrameworksUnlessAsked) {
     EXPECT_NE(p.config.zero_stage, 1);
   plan.options.zero_stages = {1};
   EXPECT_EQ(RunPlanStudy(*titan, plan).status().message().rfind("parameter 'zero' 1: framework torchtitan", 0), 0u);
+}
+
+// With pp > 1 the default follows the framework's pipeline (torchtitan's
+// FSDP keeps weights across micro-batches: 2; --fsdp likewise), DeepSpeed
+// refuses ZeRO-2/3 with a pipeline (runtime/pipe/engine.py) in predict and
+// memory, and plan does not try them there.
+TEST(ResolveTrainingConfig, ZeroStageUnderPipelineParallelism) {
+  TrainingRequest tr = Llama8bOn("h100", 8);
+  tr.framework = "torchtitan";
+  auto titan = std::move(ResolveTrainingSetup(Builtin(), tr)).value();
+  TrainingConfigRequest q;
+  q.pp = 2;
+  EXPECT_EQ(ResolveTrainingConfig(*titan, q)->zero_stage, 2);
+  q.fsdp = true;
+  EXPECT_EQ(ResolveTrainingConfig(*titan, q)->zero_stage, 2);
+  q.fsdp = false;
+  q.zero = 3;
+  EXPECT_EQ(ResolveTrainingConfig(*titan, q)->zero_stage, 3);
+
+  tr.framework = "deepspeed";
+  auto ds = std::move(ResolveTrainingSetup(Builtin(), tr)).value();
+  Status refused = ResolveTrainingConfig(*ds, q).status();
+  EXPECT_EQ(refused.message().rfind("parameter 'zero' 3: framework deepspeed does not implement ZeRO stage 3 "
+                                    "with pipeline parallelism (pp 2)",
+                                    0),
+            0u)
+      << refused.message();
+  q.pp = 1;
+  StatusOr<TrainingConfig> three = ResolveTrainingConfig(*ds, q);
+  ASSERT_TRUE(three.ok()) << three.status().message();
+  EXPECT_EQ(ds->perf->Evaluate(*three).issue, ConfigIssue::kOk);
+  three->pp = 2;  // past Validate: Evaluate refuses it too
+  EXPECT_EQ(ds->perf->Evaluate(*three).issue, ConfigIssue::kBadValue);
+
+  MemoryRequest mr = MemoryOf(tr, "torchtitan");
+  mr.pp = 2;
+  StatusOr<MemoryReport> m = EstimateMemory(Builtin(), mr);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->layout.zero_stage, 2);
+  mr.framework = "deepspeed";
+  mr.zero = 2;
+  EXPECT_EQ(EstimateMemory(Builtin(), mr).status().message().rfind("parameter 'zero' 2: framework deepspeed", 0), 0u);
+
+  PlanRequest plan;
+  plan.options.global_batch = 64;
+  plan.options.top_k = 1000;
+  plan.options.zero_stages = {0, 1, 2, 3};
+  StatusOr<PlanStudy> study = RunPlanStudy(*ds, plan);
+  ASSERT_TRUE(study.ok()) << study.status().message();
+  bool pipelined = false;
+  for (const Prediction& p : study->plan.top) {
+    pipelined = pipelined || p.config.pp > 1;
+    if (p.config.pp > 1) {
+      EXPECT_LE(p.config.zero_stage, 1);
+    }
+  }
+  EXPECT_TRUE(pipelined);
 }
 
 }  // namespace

@@ -102,39 +102,50 @@ const base::Bounds& StageBounds() {
 }
 
 // The ZeRO stages a framework implements: "0;1;3", each 0-3, ascending
-// and unique when read.
-Col ZeroStages() {
+// and unique when read. Under PP (`zero_stages_pp`) an empty cell means
+// the same as without.
+Col ZeroStages(const char* name, std::vector<int> FrameworkProfile::*member, bool may_be_empty) {
   Col c;
-  c.name = "zero_stages";
-  c.parse = [](std::string_view text, FrameworkProfile& row) -> Status {
+  c.name = name;
+  c.parse = [member, may_be_empty](std::string_view text, FrameworkProfile& row) -> Status {
     std::vector<int> stages;
     for (const std::string& item : base::ParseListCell(text)) {
       MFU_ASSIGN_OR_RETURN(int64_t v, base::ParseIntegerCell(item, StageBounds(), kNotAStage));
       stages.push_back(static_cast<int>(v));
     }
-    if (stages.empty())
+    if (stages.empty() && !may_be_empty)
       return ParseError("needs at least one ZeRO stage (e.g. 0;1;3)");
     std::sort(stages.begin(), stages.end());
     stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
-    row.zero_stages = std::move(stages);
+    row.*member = std::move(stages);
     return Status::Ok();
   };
-  c.merge = [](const FrameworkProfile& from, FrameworkProfile& to) { to.zero_stages = from.zero_stages; };
-  c.write = [](const FrameworkProfile& row) {
+  c.merge = [member](const FrameworkProfile& from, FrameworkProfile& to) { to.*member = from.*member; };
+  c.write = [member](const FrameworkProfile& row) {
     std::vector<std::string> items;
-    for (int s : row.zero_stages)
+    for (int s : row.*member)
       items.push_back(std::to_string(s));
     return base::Join(items, ";");
   };
   return c;
 }
 
-// A row's default ZeRO stage is one it implements.
+// The stages `f` implements with `pp` pipeline stages.
+const std::vector<int>& StagesWith(const FrameworkProfile& f, int64_t pp) {
+  return pp > 1 && !f.zero_stages_pp.empty() ? f.zero_stages_pp : f.zero_stages;
+}
+
+// A row's default ZeRO stage is one it implements, and so is the stage of
+// its FSDP under PP; it implements under PP only stages it implements.
 Status CheckZeroDefault(const FrameworkProfile& row, const std::string& where) {
-  if (row.Implements(row.zero_stage))
-    return Status::Ok();
-  return ParseError(where + ": column 'zero_stage': " + std::to_string(row.zero_stage) +
-                    " is not one of its zero_stages");
+  if (!row.Implements(row.zero_stage))
+    return ParseError(where + ": column 'zero_stage': " + std::to_string(row.zero_stage) +
+                      " is not one of its zero_stages");
+  for (int s : row.zero_stages_pp) {
+    if (!row.Implements(s))
+      return ParseError(where + ": column 'zero_stages_pp': " + std::to_string(s) + " is not one of its zero_stages");
+  }
+  return Status::Ok();
 }
 
 StatusOr<AttentionKernel> ParseAttentionCell(std::string_view text) {
@@ -193,7 +204,10 @@ const base::TableSchema<FrameworkProfile>& Schema() {
         base::NumberColumn("moe_sync_us", &FrameworkProfile::moe_sync_us, base::Bounds::Interval(0, 10000))
             .Unit("us", "host synchronisation per MoE layer and pass"),
         base::IntegerColumn("zero_stage", &FrameworkProfile::zero_stage, StageBounds(), kNotAStage),
-        ZeroStages(),
+        ZeroStages("zero_stages", &FrameworkProfile::zero_stages, false),
+        ZeroStages("zero_stages_pp", &FrameworkProfile::zero_stages_pp, true),
+        base::IntegerColumn("fsdp_stage_pp", &FrameworkProfile::fsdp_stage_pp, base::Bounds::Interval(2, 3),
+                            "'{}' is not 2 or 3"),
         StateDType("weights_dtype", &TrainingStateDtypes::weights),
         StateDType("compute_dtype", &TrainingStateDtypes::compute),
         StateDType("main_grads_dtype", &TrainingStateDtypes::main_grads),
@@ -210,19 +224,35 @@ const base::TableSchema<FrameworkProfile>& Schema() {
 
 }  // namespace
 
-bool FrameworkProfile::Implements(int stage) const {
-  return std::find(zero_stages.begin(), zero_stages.end(), stage) != zero_stages.end();
+bool FrameworkProfile::Implements(int stage, int64_t pp) const {
+  const std::vector<int>& stages = StagesWith(*this, pp);
+  return std::find(stages.begin(), stages.end(), stage) != stages.end();
 }
 
-Status CheckZeroStage(const FrameworkProfile& framework, int stage) {
-  if (stage < 0 || stage > 3 || framework.Implements(stage))
+int FrameworkProfile::FsdpStage(int64_t pp) const {
+  return pp > 1 ? fsdp_stage_pp : 3;
+}
+
+int FrameworkProfile::DefaultZeroStage(int64_t pp) const {
+  const int wanted = zero_stage == 3 ? FsdpStage(pp) : zero_stage;
+  int stage = StagesWith(*this, pp).front();
+  for (int s : StagesWith(*this, pp)) {
+    if (s <= wanted)
+      stage = s;
+  }
+  return stage;
+}
+
+Status CheckZeroStage(const FrameworkProfile& framework, int stage, int64_t pp) {
+  if (stage < 0 || stage > 3 || framework.Implements(stage, pp))
     return Status::Ok();
   std::vector<std::string> runs;
-  for (int s : framework.zero_stages)
+  for (int s : StagesWith(framework, pp))
     runs.push_back(std::to_string(s));
+  const std::string with_pp = pp > 1 ? " with pipeline parallelism (pp " + std::to_string(pp) + ")" : "";
   return InvalidArgumentError(base::Param("zero") + " " + std::to_string(stage) + ": framework " + framework.name +
-                              " does not implement ZeRO stage " + std::to_string(stage) + " (it runs " +
-                              base::Join(runs, ", ") + "; data/frameworks/frameworks.csv)");
+                              " does not implement ZeRO stage " + std::to_string(stage) + with_pp + " (it runs " +
+                              base::Join(runs, ", ") + (pp > 1 ? " there" : "") + "; data/frameworks/frameworks.csv)");
 }
 
 const char* AttentionKernelName(AttentionKernel kernel) {

@@ -150,6 +150,45 @@ TEST(FrameworkZeroStages, DefaultsAndImplementedStagesFromTheTable) {
             "data/frameworks/frameworks.csv)");
 }
 
+// Under pipeline parallelism: DeepSpeed's PipelineEngine asserts
+// zero_optimization_stage() < ZeroStageEnum.gradients (runtime/pipe/
+// engine.py), so 0 and 1 only, and deepspeed-2021's ZeRO-3 default falls
+// to 1; torchtitan's FSDP2 keeps weights gathered across micro-batches
+// (reshard_after_forward = not pp_enabled), ZeRO-2; the rest are unchanged.
+TEST(FrameworkZeroStages, UnderPipelineParallelism) {
+  const FrameworkProfile& ds = **Db().Find("deepspeed-2021");
+  EXPECT_TRUE(ds.Implements(3, 1));
+  EXPECT_FALSE(ds.Implements(3, 4));
+  EXPECT_FALSE(ds.Implements(2, 4));
+  EXPECT_TRUE(ds.Implements(1, 4));
+  EXPECT_EQ(ds.DefaultZeroStage(1), 3);
+  EXPECT_EQ(ds.DefaultZeroStage(4), 1);
+  EXPECT_EQ(CheckZeroStage(ds, 3, 4).message(),
+            "parameter 'zero' 3: framework deepspeed-2021 does not implement ZeRO stage 3 with pipeline "
+            "parallelism (pp 4) (it runs 0, 1 there; data/frameworks/frameworks.csv)");
+  EXPECT_TRUE(CheckZeroStage(ds, 3, 1).ok());
+  const FrameworkProfile& titan = **Db().Find("torchtitan");
+  EXPECT_EQ(titan.DefaultZeroStage(1), 3);
+  EXPECT_EQ(titan.DefaultZeroStage(8), 2);
+  EXPECT_EQ(titan.FsdpStage(1), 3);
+  EXPECT_EQ(titan.FsdpStage(8), 2);
+  EXPECT_TRUE(titan.Implements(3, 8));  // reshard_after_forward_policy "always"
+  const FrameworkProfile& megatron = **Db().Find("megatron-core");
+  EXPECT_EQ(megatron.DefaultZeroStage(8), 1);
+  EXPECT_EQ(megatron.FsdpStage(8), 3);
+  EXPECT_TRUE(megatron.Implements(3, 8));
+  EXPECT_EQ((**Db().Find("composer")).DefaultZeroStage(2), 3);
+
+  // An override: stages under PP must be stages of the row.
+  FrameworkDb db = Db();
+  Status outside = db.AddCsv("name,zero_stages_pp\nmegatron-core,0;2\n", "t.csv");
+  EXPECT_EQ(outside.message(), "t.csv:2: column 'zero_stages_pp': 2 is not one of its zero_stages");
+  Status fsdp = db.AddCsv("name,fsdp_stage_pp\ntorchtitan,1\n", "t.csv");
+  EXPECT_EQ(fsdp.code(), StatusCode::kOutOfRange) << fsdp.message();
+  ASSERT_TRUE(db.AddCsv("name,zero_stages_pp\nmegatron-core,0\n", "t.csv").ok());
+  EXPECT_EQ((**db.Find("megatron-core")).DefaultZeroStage(4), 0);  // highest there not above 1
+}
+
 TEST(FrameworkZeroStages, OverrideFileIsReadSortedAndChecked) {
   FrameworkDb db = Db();
   ASSERT_TRUE(db.AddCsv("name,zero_stages,zero_stage\ntorchtitan,3;0;3,0\n", "t.csv").ok());

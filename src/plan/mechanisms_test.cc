@@ -152,6 +152,7 @@ TEST(Mechanisms, FrameworkThatCannotOverlapTpRejectsIt) {
   const ModelSpec m = Generic(4, 2048, 16, 8192, 32000);
   const PerfModel pm = MakeWith(m, 4096, 8, nullptr, TestEfficiency(), Framework("composer"));
   TrainingConfig c = Layout(8, 1, 1, 1);
+  c.zero_stage = 3;  // composer's (it has no ZeRO-1)
   c.tp_comm_overlap = true;
   EXPECT_EQ(pm.Evaluate(c).issue, ConfigIssue::kBadValue);
   c.tp_comm_overlap = false;

@@ -88,7 +88,7 @@ Status PerfModel::Validate(const TrainingConfig& c) const {
     return InvalidArgumentError(Param("tp_comm_overlap") + ": framework " + fw.name +
                                 " cannot overlap tensor-parallel communication (data/frameworks/frameworks.csv)");
   }
-  MFU_RETURN_IF_ERROR(CheckZeroStage(fw, c.zero_stage));
+  MFU_RETURN_IF_ERROR(CheckZeroStage(fw, c.zero_stage, c.pp));
   if (!(c.moe_imbalance >= 1 && c.moe_imbalance <= 64))
     return InvalidArgumentError(Param("moe_imbalance") + " must be in [1, 64] (busiest expert rank / mean)");
   return Status::Ok();

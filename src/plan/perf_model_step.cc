@@ -136,7 +136,7 @@ inline ConfigIssue PerfModel::StepEval::CheckShape() {
   if (failed != ValueCheck::kOk)
     return failed < ValueCheck::kGpusNotDivisible ? ConfigIssue::kBadValue : ConfigIssue::kGpusNotDivisible;
   if (c.fsdp)
-    c.zero_stage = 3;
+    c.zero_stage = fw.FsdpStage(c.pp);
   dp = pm.setup_.gpus / (c.tp * c.pp * c.cp);
   c.dp = dp;
   // Stages may hold unequal layer counts (Megatron's first/last-stage
@@ -164,7 +164,7 @@ inline ConfigIssue PerfModel::StepEval::CheckShape() {
     return ConfigIssue::kSequenceNotDivisible;
   sp = c.sequence_parallel && c.tp > 1;
   c.sequence_parallel = sp;
-  if (c.tp_comm_overlap && !fw.tp_overlap_supported)
+  if ((c.tp_comm_overlap && !fw.tp_overlap_supported) || !fw.Implements(c.zero_stage, c.pp))
     return ConfigIssue::kBadValue;
   if (!(c.moe_imbalance >= 1 && c.moe_imbalance <= 64))
     return ConfigIssue::kBadValue;

@@ -99,6 +99,8 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
                 continue;
               for (Recompute r : options.recompute) {
                 for (int z : dp* cp == 1 ? no_sharding : zero_stages) {
+                  if (pp > 1 && !s.framework.Implements(z, pp))
+                    continue;  // DeepSpeed's pipeline runs ZeRO 0-1 only
                   c.tp = tp;
                   c.pp = pp;
                   c.cp = cp;
