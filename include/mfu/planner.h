@@ -18,7 +18,10 @@ struct PlanOptions {
   int64_t global_batch = 0;  // sequences per step (required)
   std::vector<int64_t> micro_batches = {1, 2, 4, 8};
   std::vector<Recompute> recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  std::vector<int> zero_stages = {0, 1, 3};  // 3 = FSDP-style full sharding
+  // ZeRO stages to try (3 = FSDP-style full sharding); empty: every stage the
+  // framework implements (FrameworkProfile::zero_stages). Under pipeline
+  // parallelism only those of zero_stages_pp are tried.
+  std::vector<int> zero_stages;
   int64_t max_vpp = 8;
   int64_t max_cp = 16;
   bool tp_within_node = true;  // tensor parallelism only inside a scale-up domain
@@ -42,7 +45,8 @@ struct PlanResult {
 
 // Enumerates tp (dividing heads), pp, cp, ep (MoE), vpp, micro-batch,
 // recompute and ZeRO stage; dp is derived. kInvalidArgument for a missing or
-// impossible global batch or empty option lists.
+// impossible global batch, empty option lists or a ZeRO stage the framework
+// does not implement.
 StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& options);
 
 }  // namespace mfu

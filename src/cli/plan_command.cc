@@ -26,9 +26,9 @@ class PlanCommand final : public Command {
     app.add_option("--global-batch", o.global_batch, "Global batch in sequences per step")->required();
     app.add_option("--top,-k", o.top_k, "Configurations listed")->capture_default_str();
     app.add_option("--micro-batch", o.micro_batches, "Micro-batch sizes to try")->delimiter(',')->capture_default_str();
-    app.add_option("--zero", o.zero_stages, "ZeRO stages to try (3 = FSDP-style)")
-        ->delimiter(',')
-        ->capture_default_str();
+    app.add_option("--zero", o.zero_stages,
+                   "ZeRO stages to try (3 = FSDP-style) [default: every stage the framework implements]")
+        ->delimiter(',');
     app.add_option("--recompute", r.recompute, "Recompute modes to try")->delimiter(',')->capture_default_str();
     app.add_option("--max-vpp", o.max_vpp, "Largest interleave (virtual stages)")->capture_default_str();
     app.add_option("--max-cp", o.max_cp, "Largest context parallel size")->capture_default_str();

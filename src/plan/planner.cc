@@ -48,20 +48,19 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
   const ModelSpec& m = *s.model;
   if (options.global_batch < 1)
     return InvalidArgumentError("plan: the global batch (sequences per step) must be given and positive");
-  if (options.micro_batches.empty() || options.recompute.empty() || options.zero_stages.empty())
-    return InvalidArgumentError("plan: micro-batch, recompute and ZeRO choices must not be empty");
-  for (int z : options.zero_stages) {
+  if (options.micro_batches.empty() || options.recompute.empty())
+    return InvalidArgumentError("plan: micro-batch and recompute choices must not be empty");
+  // Every stage the framework implements unless asked for; a stage asked
+  // for that it does not implement is an error, not silently dropped.
+  const std::vector<int>& zero_stages = options.zero_stages.empty() ? s.framework.zero_stages : options.zero_stages;
+  for (int z : zero_stages) {
     if (z < 0 || z > 3)
       return InvalidArgumentError("plan: ZeRO stage " + std::to_string(z) + " is not 0-3");
-  }
-  // Only the stages the framework implements (torchtitan has no ZeRO-1).
-  std::vector<int> zero_stages;
-  for (int z : options.zero_stages) {
-    if (s.framework.Implements(z))
-      zero_stages.push_back(z);
+    if (Status st = CheckZeroStage(s.framework, z); !st.ok())
+      return st;
   }
   if (zero_stages.empty())
-    return CheckZeroStage(s.framework, options.zero_stages.front());
+    return InvalidArgumentError("plan: framework " + s.framework.name + " lists no ZeRO stage");
   const auto domain = static_cast<int64_t>(model.fabric().domain_gpus());
   const int64_t tp_limit = options.tp_within_node ? std::min<int64_t>(domain, m.heads) : m.heads;
 
@@ -100,7 +99,7 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
               for (Recompute r : options.recompute) {
                 for (int z : dp* cp == 1 ? no_sharding : zero_stages) {
                   if (pp > 1 && !s.framework.Implements(z, pp))
-                    continue;  // DeepSpeed's pipeline runs ZeRO 0-1 only
+                    continue;  // DeepSpeed's pipeline runs ZeRO 0-1 only (zero_stages_pp)
                   c.tp = tp;
                   c.pp = pp;
                   c.cp = cp;

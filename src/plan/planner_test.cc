@@ -78,8 +78,13 @@ TEST(Planner, AgreesWithBruteForceOnASmallCase) {
         for (int64_t vpp = 1; vpp <= o.max_vpp; vpp *= 2) {
           for (int64_t mbs : o.micro_batches) {
             for (Recompute r : o.recompute) {
-              std::vector<int> zeros = dp * cp == 1 ? std::vector<int>{0} : o.zero_stages;
+              // Every stage the framework implements (o.zero_stages is
+              // empty: plan's default), those of zero_stages_pp under PP.
+              const FrameworkProfile& fw = pm.setup().framework;
+              std::vector<int> zeros = dp * cp == 1 ? std::vector<int>{0} : fw.zero_stages;
               for (int z : zeros) {
+                if (pp > 1 && !fw.Implements(z, pp))
+                  continue;
                 TrainingConfig c;
                 c.tp = tp;
                 c.pp = pp;
