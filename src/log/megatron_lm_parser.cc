@@ -4,8 +4,10 @@
 // _print_args L1990-2001), the parameter count (training.py L2447-2455) and
 // the checkpoint lines of checkpointing.py.
 
+#include <algorithm>
 #include <cmath>
 
+#include "log/format_common.h"
 #include "log/log_line.h"
 #include "log/megatron_parser.h"
 
@@ -29,11 +31,11 @@ void SetField(std::string_view key, std::string_view value, LogStep& step, bool&
   } else if (key == "throughput per GPU (TFLOP/s/GPU)" || key == "TFLOPs") {
     step.logged_tflops_per_gpu = *v;
   } else if (key == "consumed samples") {
-    step.consumed_samples = static_cast<int64_t>(*v);
+    step.consumed_samples = AsInt(v).value_or(-1);
   } else if (key == "learning rate") {
     step.learning_rate = *v;
   } else if (key == "global batch size") {
-    step.global_batch = static_cast<int64_t>(*v);
+    step.global_batch = AsInt(v).value_or(0);
   } else if (key == "lm loss") {
     step.loss = *v;
     have_lm_loss = true;
@@ -42,9 +44,9 @@ void SetField(std::string_view key, std::string_view value, LogStep& step, bool&
   } else if (key == "grad norm") {
     step.grad_norm = *v;
   } else if (key == "number of skipped iterations") {
-    step.skipped_iterations = static_cast<int32_t>(*v);
+    step.skipped_iterations = static_cast<int32_t>(std::min<int64_t>(AsInt(v).value_or(0), 1 << 30));
   } else if (key == "number of nan iterations") {
-    step.nan_iterations = static_cast<int32_t>(*v);
+    step.nan_iterations = static_cast<int32_t>(std::min<int64_t>(AsInt(v).value_or(0), 1 << 30));
   } else if (key == "energy per GPU (J/iter/GPU)") {
     step.energy_j = *v;
   } else if (key == "power per GPU (W/GPU)") {

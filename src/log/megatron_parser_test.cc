@@ -212,6 +212,20 @@ TEST(MegatronLm, CutShortLineIsPartial) {
   EXPECT_EQ(t.stats.partial_lines, 1);
 }
 
+// Counts far outside any integer type (a corrupted or fuzzed line) are
+// dropped, never converted: the cast of 1e300 to int32 is undefined.
+TEST(MegatronLm, OutOfRangeCountsAreDropped) {
+  LogTimeline t = Read(
+      " iteration       10/     100 | consumed samples:  1e300 | elapsed time per iteration (ms): 100.0 |"
+      " global batch size: -4e40 | number of skipped iterations: 1e300 | number of nan iterations: 3e9 |\n");
+  ASSERT_EQ(t.steps.size(), 1u);
+  EXPECT_EQ(t.steps[0].consumed_samples, -1);
+  EXPECT_EQ(t.steps[0].global_batch, 0);
+  EXPECT_EQ(t.steps[0].skipped_iterations, 0);
+  EXPECT_EQ(t.steps[0].nan_iterations, 1 << 30);
+  EXPECT_DOUBLE_EQ(t.steps[0].step_time_s, 0.1);
+}
+
 TEST(MegatronLm, AwsSrunExcerpt) {
   // megatron-lm_aws-gpt3-slurm-srun.log: two README code blocks. The first
   // has the `srun -l` prefix "1:" (the last node prints, print_rank_last);

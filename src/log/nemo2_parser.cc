@@ -10,6 +10,7 @@
 
 #include <cmath>
 
+#include "log/format_common.h"
 #include "log/log_line.h"
 #include "log/log_parser.h"
 
@@ -34,7 +35,10 @@ void SetMetric(std::string_view key, std::string_view value, LogStep& step, bool
   if (!v)
     return;
   if (key == "global_step") {
-    step.step = static_cast<int64_t>(*v);
+    std::optional<int64_t> n = AsInt(v);
+    if (!n)
+      return;
+    step.step = *n;
     have_global_step = true;
   } else if (key == "train_step_timing in s") {
     step.step_time_s = *v;
@@ -47,9 +51,9 @@ void SetMetric(std::string_view key, std::string_view value, LogStep& step, bool
   } else if (key == "lr") {
     step.learning_rate = *v;
   } else if (key == "global_batch_size") {
-    step.global_batch = static_cast<int64_t>(*v);
+    step.global_batch = AsInt(v).value_or(0);
   } else if (key == "consumed_samples") {
-    step.consumed_samples = static_cast<int64_t>(*v);
+    step.consumed_samples = AsInt(v).value_or(-1);
   } else if (key == "grad_norm") {
     step.grad_norm = *v;
   }
@@ -202,8 +206,8 @@ class Nemo2Parser final : public FormatParser {
     }
     if (StartsWith(text, "setting number of microbatches to constant")) {
       std::optional<double> v = ParseLogNumber(text.substr(text.rfind(' ') + 1));
-      if (v && *v > 0)
-        h.grad_accum = static_cast<int64_t>(*v);
+      if (std::optional<int64_t> n = AsInt(v); n && *n > 0)
+        h.grad_accum = *n;
       out.CountHeader();
       return true;
     }

@@ -41,6 +41,21 @@ TEST(Nemo2, ProgressLineEveryField) {
   EXPECT_EQ(t->header.train_iters, 100);  // total - 1 = 99 printed
 }
 
+// A global_step, batch or sample count no integer can hold (a corrupted
+// line) is ignored: the step id falls back to the printed iteration.
+TEST(Nemo2, OutOfRangeCountsAreIgnored) {
+  StatusOr<LogTimeline> t = ReadTrainingLog(
+      "Training epoch 0, iteration 9/99 | global_batch_size: 1e300 | global_step: -1e300 |"
+      " train_step_timing in s: 1.5 | consumed_samples: 9e99\n",
+      "nemo.log");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->steps.size(), 1u);
+  EXPECT_EQ(t->steps[0].step, 9);
+  EXPECT_EQ(t->steps[0].global_batch, 0);
+  EXPECT_EQ(t->steps[0].consumed_samples, -1);
+  EXPECT_DOUBLE_EQ(t->steps[0].step_time_s, 1.5);
+}
+
 TEST(Nemo2, ResiliencyNotebook) {
   // nemo2_resiliency-demo-notebook.log: nemo-run + torchrun prefixes on 8
   // ranks, only [default0] prints progress; global_step 0..19 with the
