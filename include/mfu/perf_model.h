@@ -199,7 +199,8 @@ class PerfModel {
   double attn_core_flops_ = 0;      // scores + context, causal
   double mlp_flops_ = 0;            // dense MLP (dense layers' share)
   double expert_flops_ = 0;         // routed experts (top-k), MoE layers' share
-  double shared_flops_ = 0;         // shared experts + router
+  double shared_flops_ = 0;         // shared experts
+  double router_flops_ = 0;         // the router's gate GEMM (16-bit, not split by tp)
   double lm_head_flops_ = 0;        // per token, once per model
   double dense_layer_params_ = 0;   // per layer average, tensor-parallel-sharded part
   double expert_layer_params_ = 0;  // per layer average, expert-parallel-sharded part

@@ -102,8 +102,8 @@ TEST(Mechanisms, Fp8SpeedupWithinPublishedRange) {
   c.precision = DType::kFp8;
   const Prediction fp8 = pm.Evaluate(c);
   const double speedup = fp8.tokens_per_s / bf16.tokens_per_s;
-  EXPECT_GE(speedup, 1.08) << speedup;
-  EXPECT_LE(speedup, 1.3) << speedup;
+  EXPECT_GE(speedup, 1.10) << speedup;  // 1.20 with the shipped parameters
+  EXPECT_LE(speedup, 1.25) << speedup;
 }
 
 // Context parallelism on a long sequence: throughput per GPU changes
@@ -290,6 +290,34 @@ TEST(Mechanisms, MoeSyncCostsPerLayerAndPass) {
   c.ep = 8;
   // 4 MoE layers x (forward + 2 x backward vector passes) x 100 us.
   EXPECT_NEAR(sync.Evaluate(c).step_s - no_sync.Evaluate(c).step_s, 4 * 3 * 100e-6, 1e-9);
+}
+
+// The router's gate is a 16-bit GEMM of its own (T x h by h x E), outside
+// the FP8 autocast: under FP8 only the attention projections and the
+// experts are quantized. Before, it was timed inside the shared experts'
+// GEMM at their width (one column for a model without shared experts) and
+// quantized: T x h x E extra elements per layer.
+TEST(Mechanisms, RouterIsASixteenBitGemmOutsideFp8) {
+  const double T = 2048, h = 1024, E = 8, top_k = 2, ffn = 1024, layers = 2;
+  const ModelSpec m = GenericMoe(2, 1024, 8, 8, 2, 1024, 32000);
+  EfficiencyParams e = TestEfficiency();
+  FrameworkProfile fw = Framework("megatron-core");
+  fw.fp8_cast_bytes = 0;
+  const PerfModel none = MakeWith(m, 2048, 1, nullptr, e, fw);
+  fw.fp8_cast_bytes = 4;
+  const PerfModel four = MakeWith(m, 2048, 1, nullptr, e, fw);
+  TrainingConfig c = Layout(1, 1, 1, 1);
+  c.precision = DType::kFp8;
+  const double extra = four.Evaluate(c).breakdown.vector_s - none.Evaluate(c).breakdown.vector_s;
+  auto elements = [&](double f, double rows, double cols, double inner) {
+    return f / (2 * cols) + f / (2 * rows) + f / (2 * inner);
+  };
+  // Q/K/V/O as one group (width h, inner h); the experts as the grouped
+  // GEMM: T x top_k / E rows each, width ffn, gated (3 matrices).
+  const double proj_flops = T * 4 * 2 * h * h, expert_flops = T * top_k * 3 * 2 * h * ffn;
+  const double per_layer = elements(proj_flops, T, h, h) + elements(expert_flops, T * top_k / E, ffn, h);
+  const double hbm = Gpu("h100-sxm5-80gb")->memory_bw_tbps * 1e12 * e.vector_bw_fraction;
+  EXPECT_NEAR(extra, layers * 4 * per_layer / hbm, 1e-12);
 }
 
 TEST(Mechanisms, UnevenStagesCountTheBusiestStageExactly) {

@@ -222,7 +222,8 @@ StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
   p.attn_core_flops_ = (f[FlopsComponent::kAttnScores] + f[FlopsComponent::kAttnContext]) / layers;
   p.mlp_flops_ = f[FlopsComponent::kDenseMlp] / layers;
   p.expert_flops_ = f[FlopsComponent::kRoutedExperts] / layers;
-  p.shared_flops_ = (f[FlopsComponent::kSharedExperts] + f[FlopsComponent::kRouter]) / layers;
+  p.shared_flops_ = f[FlopsComponent::kSharedExperts] / layers;
+  p.router_flops_ = f[FlopsComponent::kRouter] / layers;
   p.lm_head_flops_ = f[FlopsComponent::kLmHead] + f[FlopsComponent::kMtp];
 
   const ParamCounts params = CountParams(m);

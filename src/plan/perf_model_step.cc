@@ -259,8 +259,18 @@ inline void PerfModel::StepEval::ExpertGemms() {
     expert_s = QuantizedGemm(flops, rows, width, h, e.grouped_gemm_fraction);
     expert_b = expert_s + GemmTime(flops, rows, width, h, e.grouped_wgrad_fraction * peak, hbm, e, gemm_dtype);
   }
-  shared_s = QuantizedGemm(tokens * pm.shared_flops_ / tp, tokens,
-                           static_cast<double>(std::max<int64_t>(m.moe.shared_ffn, 1)) / tp, h);
+  if (pm.shared_flops_ > 0) {
+    shared_s = QuantizedGemm(tokens * pm.shared_flops_ / tp, tokens,
+                             static_cast<double>(std::max<int64_t>(m.moe.shared_ffn, 1)) / tp, h);
+  }
+  // The router's gate: each TP rank scores its tokens / tp (sequence-
+  // parallel MoE input) against all experts, outside the FP8/FP4 autocast
+  // (Megatron-Core's TopKRouter and torchtitan's gate are plain 16-bit
+  // linears): a GEMM E wide, as narrow as its expert count makes it.
+  if (pm.router_flops_ > 0) {
+    shared_s += GemmTime(tokens * pm.router_flops_ / tp, tokens / tp, static_cast<double>(m.moe.num_experts), h, peak16,
+                         hbm, e, DType::kBf16);
+  }
   gemm_f = attn_proj_s + mlp_s + expert_s + shared_s;
   gemm_b = 2 * (attn_proj_s + mlp_s + shared_s) + expert_b;  // data + weight gradients
 }
@@ -495,7 +505,8 @@ inline void PerfModel::StepEval::Totals() {
   out.matrix_flops_per_step =
       mb * tokens *
       (layers_per_stage * 3 *
-           (pm.attn_proj_flops_ / tp + pm.mlp_flops_ / tp + pm.expert_flops_ / tp + pm.shared_flops_ / tp) +
+           (pm.attn_proj_flops_ / tp + pm.mlp_flops_ / tp + pm.expert_flops_ / tp + pm.shared_flops_ / tp +
+            pm.router_flops_ / tp) +
        layers_per_stage * (1 + kAttentionBackward) * pm.attn_core_flops_ / tp + 3 * pm.lm_head_flops_ / tp);
 }
 
