@@ -133,7 +133,7 @@ struct TrainingMemoryPerGpu {
   double activations_bytes = 0;
   double output_layer_activations_bytes = 0;  // its output-layer part (0 at pp > 1: the first stage is fuller)
   int64_t dp = 1;
-  double layers_per_stage = 0;         // vpp x ceil(layers / (pp x vpp))
+  double layers_per_stage = 0;         // ceil(layers / pp): the busiest GPU's
   double micro_batches_in_flight = 1;  // min(m, pp), x (1 + (pp-1)/(pp x vpp)) interleaved
   double dense_params = 0;             // on this GPU before ZeRO: the stage's layers / tp + embedding or LM head
   double expert_params = 0;            // on this GPU before ZeRO: the stage's experts / (ep x etp)

@@ -183,9 +183,10 @@ Status ValidateExperts(const ModelSpec& spec, const ParallelLayout& l) {
 }
 
 // The parameters of the most loaded stage on one GPU, split as the
-// performance model splits them (PerfModel::Create and Evaluate): each
-// stage holds ceil(layers / (pp x vpp)) layers per virtual stage, the first
-// the embedding, the last the LM head.
+// performance model splits them (PerfModel::Create and Evaluate): layers as
+// evenly as the stages allow (Megatron's and torchtitan's uneven first/last
+// stages), ceil(layers / pp) on the busiest GPU whatever the interleave,
+// the first stage the embedding, the last the LM head.
 struct StageParams {
   double layers = 0;
   double dense = 0;
@@ -203,7 +204,7 @@ StageParams MostLoadedStage(const ModelSpec& spec, const ParallelLayout& l) {
   const double lm_head = spec.tied_embeddings ? params.embedding : params.lm_head;
   const auto tp = static_cast<double>(l.tp), ep = static_cast<double>(l.ep), etp = static_cast<double>(l.etp);
   StageParams s;
-  s.layers = static_cast<double>(l.vpp) * std::ceil(layers / static_cast<double>(l.pp * l.vpp));
+  s.layers = std::ceil(layers / static_cast<double>(l.pp));
   const double first = embedding / tp + (l.pp == 1 && !spec.tied_embeddings ? lm_head / tp : 0);
   const double last = l.pp == 1 ? first : lm_head / tp;
   s.dense = s.layers * dense_layer / tp + std::max(first, last);

@@ -213,6 +213,22 @@ TEST(Memory, PerGpuActivationsOfAnInterleavedPipeline) {
   EXPECT_DOUBLE_EQ(g->output_layer_activations_bytes, 0);
 }
 
+// Llama-3.1-405B's 126 layers over pp 16 x vpp 7 = 112 virtual stages:
+// 14 virtual stages hold 2 layers and 98 hold 1, spread so that no GPU
+// holds more than ceil(126 / 16) = 8 (Megatron's uneven split), not
+// vpp x ceil(126 / 112) = 14.
+TEST(Memory, UnevenInterleavedStagesHoldCeilLayersOverPp) {
+  auto spec = LoadModel(mfu::RealFileSystem(), "llama-3.1-405b");
+  ASSERT_TRUE(spec.ok());
+  TrainingMemoryOptions o;
+  o.seq_len = 8192;
+  o.sequence_parallel = true;
+  const ParallelLayout l{.gpus = 1024, .tp = 8, .pp = 16, .vpp = 7, .micro_batches = 64};
+  auto g = EstimateTrainingMemoryPerGpu(*spec, o, l);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_DOUBLE_EQ(g->layers_per_stage, 8);
+}
+
 // Each error names the offending field first (the flag of mfu memory).
 TEST(Memory, BadLayoutsNameTheField) {
   auto spec = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
