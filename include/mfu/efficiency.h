@@ -66,6 +66,12 @@ struct EfficiencyParams {
   // it achieves on the bytes that leave the domain / the NIC's bandwidth
   // (Fabric::AllToAllLink; nccl-tests' 32-GPU all-to-all over 4 DGX nodes).
   double alltoall_nic_ratio = 0.743;
+  // FP4 (block-scaled) GEMMs' half dim (not fitted; kernel figures): an
+  // MMA four times the 16-bit rate leaves each tile's fixed costs (scale
+  // factors, the 128-row tile, the epilogue) four or more times as large a
+  // share, so small M, N or K cost FP4 more than matmul_half_dim says
+  // (Blackwell: 549 TF at M = 128, N = 6144, K = 4096, below BF16's 729).
+  double fp4_matmul_half_dim = 64;
   std::string source;
   // What the family's predictions were checked against
   // (data/efficiency/validation.csv): "validated" (measured end-to-end runs),

@@ -259,6 +259,40 @@ TEST(Calibrate, RefitFromTheResultIsIdempotent) {
   EXPECT_EQ(first->fitted.ToCsv(), third->fitted.ToCsv());
 }
 
+// The shipped tables are exactly what docs/plan.md's documented command
+// writes (`mfu calibrate RUNS --operators tests/data/vidur --prior
+// data/efficiency/kernel_grounded.csv --write ... --write-vector-kernels
+// ...`): a parameter edited by hand in efficiency.csv or
+// vector_kernels.csv, or a fit that no longer lands where it did, fails
+// here, so the shipped values always have the documented provenance.
+TEST(Calibrate, ShippedTablesAreWhatTheDocumentedCommandWrites) {
+  auto runs = ReadTrainingRuns(RealFileSystem(), kRuns);
+  ASSERT_TRUE(runs.ok());
+  auto profiles = ReadOperatorProfiles(RealFileSystem(), std::string(MFU_SOURCE_DIR) + "/tests/data/vidur");
+  ASSERT_TRUE(profiles.ok()) << profiles.status().message();
+  auto prior = EfficiencyDb::LoadBuiltinPrior();
+  ASSERT_TRUE(prior.ok()) << prior.status().message();
+  Dbs d = LoadDbs();
+  CalibrateOptions o;
+  o.prior = &*prior;
+  o.operators = &*profiles;
+  auto fit = Calibrate(*runs, d.hw, d.clusters, d.efficiency, o);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  auto shipped = [](const char* name) {
+    StatusOr<std::string> text = RealFileSystem().ReadFile(std::string(MFU_SOURCE_DIR) + "/data/efficiency/" + name);
+    EXPECT_TRUE(text.ok()) << name;
+    return text.ok() ? *text : std::string();
+  };
+  EXPECT_EQ(fit->fitted.ToCsv(), shipped("efficiency.csv"));
+  // The sources name the profiles' directory as given: relative in the
+  // documented command, absolute here.
+  std::string kernels = fit->fitted.VectorKernelsToCsv();
+  const std::string root = std::string(MFU_SOURCE_DIR) + "/";
+  for (size_t at = kernels.find(root); at != std::string::npos; at = kernels.find(root, at))
+    kernels.erase(at, root.size());
+  EXPECT_EQ(kernels, shipped("vector_kernels.csv"));
+}
+
 // The report of how far the data moved each parameter, and the pull: a
 // strong regularization keeps every parameter at its prior.
 TEST(Calibrate, ReportsMovesAndRegularizationPullsToThePrior) {

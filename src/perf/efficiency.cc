@@ -86,6 +86,7 @@ const base::TableSchema<EfficiencyParams>& FamilySchema() {
     s.columns.push_back(Param("grouped_gemm_fraction", &EfficiencyParams::grouped_gemm_fraction, 0.05, 1));
     s.columns.push_back(Param("grouped_wgrad_fraction", &EfficiencyParams::grouped_wgrad_fraction, 0.05, 1));
     s.columns.push_back(Param("alltoall_nic_ratio", &EfficiencyParams::alltoall_nic_ratio, 0.05, 1));
+    s.columns.push_back(Param("fp4_matmul_half_dim", &EfficiencyParams::fp4_matmul_half_dim, 0, 4096));
     s.columns.push_back(base::TextColumn("source", &EfficiencyParams::source).Quoted());
     return s;
   }();

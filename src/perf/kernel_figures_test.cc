@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -96,6 +98,36 @@ TEST_F(ShippedFiguresTest, MedianErrorPerFamilyAndKind) {
     if (auto max = max_bounds.find({g.family, kind}); max != max_bounds.end()) {
       EXPECT_LE(g.max_abs_error, max->second) << g.family << " " << kind;
     }
+  }
+}
+
+// The same goal per GEMM dtype, which the per-kind cells average over:
+// Blackwell's FP4 figures were 49.7% off (all fast, M = 1-128 by 86-115%)
+// while its GEMM cell read 12.5%; fp4_matmul_half_dim 800 with the 0.90
+// fraction brings them to 6.6%. Blackwell FP8 misses it: its figures are
+// two populations (cuBLASLt at 58% of the FP8 peak on GB200, MAMF's and
+// Triton's MXFP8 at 76-86%) that no one fraction meets; its bound is the
+// measured 24.3% plus a margin. A dtype with fewer than 3 figures is not
+// held to it (one figure is no median).
+TEST_F(ShippedFiguresTest, GemmMedianErrorPerFamilyAndDtype) {
+  using Cell = std::pair<std::string, DType>;
+  std::map<Cell, std::vector<double>> errors;
+  for (const FigurePrediction& p : validation_.figures) {
+    if (p.figure->modelled && p.figure->kind == KernelFigureKind::kGemm && p.family != "default")
+      errors[{p.family, p.figure->dtype}].push_back(std::abs(p.error));
+  }
+  const std::map<Cell, double> bounds = {{{"blackwell", DType::kFp8}, 0.26}};
+  ASSERT_TRUE(errors.count({"blackwell", DType::kFp4}));
+  for (auto& [cell, e] : errors) {
+    if (e.size() < 3)
+      continue;
+    std::sort(e.begin(), e.end());
+    const size_t n = e.size();
+    const double median = n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+    std::printf("%-12s %-5s %3zu GEMM figures  median %5.1f%%\n", cell.first.c_str(), DTypeName(cell.second), n,
+                100 * median);
+    auto it = bounds.find(cell);
+    EXPECT_LE(median, it == bounds.end() ? 0.15 : it->second) << cell.first << " " << DTypeName(cell.second);
   }
 }
 

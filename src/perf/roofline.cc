@@ -24,7 +24,7 @@ double MatmulPeakFraction(const EfficiencyParams& e, DType dtype) {
 }
 
 double GemmEfficiency(const EfficiencyParams& e, DType dtype, double m, double n, double k) {
-  const double half = e.matmul_half_dim;
+  const double half = dtype == DType::kFp4 ? e.fp4_matmul_half_dim : e.matmul_half_dim;
   return MatmulPeakFraction(e, dtype) * Gemm(m, half) * Gemm(n, half) * Gemm(k, half);
 }
 
