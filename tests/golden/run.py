@@ -9,14 +9,23 @@ Each case is a folder tests/golden/<area>/<case>/ holding
   expected.json  stdout of `mfu <cmd> --json` (absent when the command has no
                  JSON output)
 Every JSON output must also pass the consistency checks of its result types
-(check_consistency below): waterfall buckets sum to the step, the waterfall
-identity holds, memory components sum to their total, goodput's categories
-sum to the wall time, a log's MFU is its throughput x FLOPs per token over
-the peak, a fleet's hours and GPU-weighted MFU are its GPUs' sums; a case of
-an area with such a check must meet at least one (CHECKED_AREAS). These checks are
-independent of the recorded bytes, so a golden regenerated with a wrong sum
-still fails. The job results (calc, flops, memory, predict, plan, infer) must
-also carry a top-level "notes" array of {kind, code, message}.
+(check_consistency below): a waterfall's buckets sum to its step, its factors
+are its buckets' ratios and mfu_hw = compute share x matrix share x matrix
+efficiency; a utilization's mfu and hfu are its FLOP/s over the peak;
+parameter groups sum to the total; flops' components sum to the forward
+count (training = 3 x forward, hardware = training + recompute); calc's
+FLOP/s are its tokens/s per GPU x FLOPs per token, with hfu >= mfu; infer's
+points match their utilization and waterfall, its speculative, measured
+and workload-mix figures their formulas; calibrate's summaries are those of
+its runs, overall pooling the sources; kernels' groups are the statistics of
+their modelled figures; hw lists positive peaks and no name twice; memory
+components sum to their total; goodput's categories sum to the wall time; a
+log's MFU is its throughput x FLOPs per token over the peak; a fleet's hours
+and GPU-weighted MFU are its GPUs' sums. A case of an area with such checks
+must meet at least one (CHECKED_AREAS). These checks are independent of the
+recorded bytes, so a golden regenerated with a wrong sum still fails. The job
+results (NOTE_AREAS) must also carry a top-level "notes" array of {kind,
+code, message}.
 
   run.py --mfu BIN [--area AREA] [case-substring...]     compare
   run.py --mfu BIN --update [...]                        rewrite expected.*
@@ -55,6 +64,25 @@ def close(a, b, rel=REL, abs_tol=1e-9):
     return math.isclose(a, b, rel_tol=rel, abs_tol=abs_tol)
 
 
+# Tolerance of an identity between figures a document prints in full. The
+# JSON holds each double in its shortest round-trip form (nlohmann::json), so
+# the parsed values are the program's own doubles, and the two sides of an
+# identity differ only by the rounding of the few operations on each side
+# (about 1e-16 relative each; the longest sum here, a calibration's 253
+# runs, stays below 1e-13). 1e-12 is far above that and far below any
+# change that alters a digit the text output prints.
+EXACT = 1e-12
+
+
+def exact(a, b):
+    return close(a, b, rel=EXACT, abs_tol=0)
+
+
+def ratio(num, den):
+    """num / den, 0 when den is 0 (the library's Ratio)."""
+    return num / den if den > 0 else 0.0
+
+
 def check_consistency(node, path, errors):
     """Walks a JSON document and applies the invariant of each result type
     whose fields it recognises."""
@@ -64,24 +92,11 @@ def check_consistency(node, path, errors):
         return
     if not isinstance(node, dict):
         return
-    # Measured waterfall (mfu trace): buckets in us sum to the step; the
-    # identity mfu = compute share x matrix share x matrix efficiency.
-    if "buckets_us" in node and "step_us" in node:
-        CHECKS[0] += 1
-        total = sum(node["buckets_us"].values())
-        if not close(total, node["step_us"], rel=1e-6, abs_tol=1e-3):
-            errors.append(f"{path}: buckets_us sum {total} != step_us {node['step_us']}")
-        if all(k in node for k in ("compute_share", "matrix_share", "matrix_efficiency", "mfu_hw")):
-            product = node["compute_share"] * node["matrix_share"] * node["matrix_efficiency"]
-            if not close(product, node["mfu_hw"], abs_tol=1e-9):
-                errors.append(f"{path}: compute x matrix share x efficiency {product} != mfu_hw {node['mfu_hw']}")
-    # Generic waterfall object: buckets in integer ns summing to step_ns.
+    # Waterfall (mfu/result.h, measured or predicted): buckets in integer ns
+    # summing exactly to step_ns, and its factors.
     if "buckets_ns" in node and "step_ns" in node:
         CHECKS[0] += 1
-        buckets = node["buckets_ns"]
-        values = buckets.values() if isinstance(buckets, dict) else [b["ns"] for b in buckets]
-        if sum(values) != node["step_ns"]:
-            errors.append(f"{path}: buckets_ns sum {sum(values)} != step_ns {node['step_ns']}")
+        check_waterfall(node, path, errors)
     # Predicted step (predict, plan): the waterfall and the breakdown each sum
     # to the step time; memory components sum to the per-GPU total.
     if "step_time_s" in node and "waterfall_s" in node:
@@ -132,10 +147,394 @@ def check_consistency(node, path, errors):
     if "step_time_s" in node and isinstance(node.get("waterfall"), dict) and "step_ns" in node["waterfall"]:
         if abs(node["waterfall"]["step_ns"] - node["step_time_s"] * 1e9) > 1:
             errors.append(f"{path}: waterfall.step_ns {node['waterfall']['step_ns']} != step_time_s {node['step_time_s']}")
+    check_utilization(node, path, errors)
+    check_params(node, path, errors)
+    check_flops(node, path, errors)
+    check_calc(node, path, errors)
+    check_infer(node, path, errors)
+    check_calibrate(node, path, errors)
+    check_kernels(node, path, errors)
+    check_accelerators(node, path, errors)
     check_goodput(node, path, errors)
     check_fleet(node, path, errors)
     for key, child in node.items():
         check_consistency(child, f"{path}.{key}", errors)
+
+
+# A waterfall's compute buckets (every bucket from non_matrix_kernels on)
+# and matrix buckets (mfu/result.h, Waterfall::SetFactorsFromBuckets).
+COMPUTE_BUCKETS = ("non_matrix_kernels", "matrix_unknown_flops", "matrix_below_peak", "matrix_at_peak")
+MATRIX_BUCKETS = ("matrix_unknown_flops", "matrix_below_peak", "matrix_at_peak")
+FACTORS = ("compute_share", "matrix_share", "matrix_efficiency", "mfu_hw")
+
+
+def check_waterfall(node, path, errors):
+    """A waterfall (mfu/result.h `Waterfall`; mfu trace, predict, plan,
+    infer): the buckets, integer ns, sum exactly to step_ns; each factor is
+    its ratio of the buckets (compute share = compute / step, matrix share =
+    matrix / compute, matrix efficiency = at peak / matrix, mfu_hw = at peak
+    / step: measured and predicted waterfalls both take them from the integer
+    buckets); and the identity mfu_hw = compute share x matrix share x matrix
+    efficiency. A measured step also spans end_ns - start_ns, and with a
+    model its utilization's FLOP/s are its model and hardware FLOPs over the
+    step."""
+    buckets = node["buckets_ns"]
+    values = buckets.values() if isinstance(buckets, dict) else [b["ns"] for b in buckets]
+    step = node["step_ns"]
+    if sum(values) != step:
+        errors.append(f"{path}: buckets_ns sum {sum(values)} != step_ns {step}")
+    if "start_ns" in node and "end_ns" in node and node["end_ns"] - node["start_ns"] != step:
+        errors.append(f"{path}: step_ns {step} != end_ns - start_ns {node['end_ns'] - node['start_ns']}")
+    if not isinstance(buckets, dict) or not all(k in node for k in FACTORS):
+        return
+    compute = sum(buckets[k] for k in COMPUTE_BUCKETS)
+    matrix = sum(buckets[k] for k in MATRIX_BUCKETS)
+    at_peak = buckets["matrix_at_peak"]
+    derived = {"compute_share": ratio(compute, step), "matrix_share": ratio(matrix, compute),
+               "matrix_efficiency": ratio(at_peak, matrix), "mfu_hw": ratio(at_peak, step)}
+    for key, value in derived.items():
+        if not exact(node[key], value):
+            errors.append(f"{path}: {key} {node[key]!r} != its buckets' ratio {value!r}")
+    product = node["compute_share"] * node["matrix_share"] * node["matrix_efficiency"]
+    if not exact(product, node["mfu_hw"]):
+        errors.append(f"{path}: compute_share x matrix_share x matrix_efficiency {product!r} != mfu_hw "
+                      f"{node['mfu_hw']!r}")
+    u = node.get("utilization")
+    if isinstance(u, dict) and isinstance(node.get("model_flops"), (int, float)) and step > 0:
+        seconds = step * 1e-9
+        for key, flops in (("model_flops_per_s", "model_flops"), ("hardware_flops_per_s", "hardware_flops")):
+            if not exact(u[key], node[flops] / seconds):
+                errors.append(f"{path}.utilization: {key} {u[key]!r} != {flops} / step")
+        if node["model_flops"] > 0 and not exact(node["executed_over_model"],
+                                                 node["executed_flops"] / node["model_flops"]):
+            errors.append(f"{path}: executed_over_model != executed_flops / model_flops")
+
+
+def check_utilization(node, path, errors):
+    """A Utilization (mfu/result.h; calc, predict, plan, infer, trace): mfu =
+    model FLOP/s / dense peak FLOP/s and hfu = hardware FLOP/s / the same
+    peak, per GPU (0 without a peak)."""
+    keys = ("model_flops_per_s", "hardware_flops_per_s", "peak_flops_per_s", "mfu", "hfu")
+    if not all(isinstance(node.get(k), (int, float)) for k in keys):
+        return
+    CHECKS[0] += 1
+    for key, num in (("mfu", "model_flops_per_s"), ("hfu", "hardware_flops_per_s")):
+        if not exact(node[key], ratio(node[num], node["peak_flops_per_s"])):
+            errors.append(f"{path}: {key} {node[key]!r} != {num} / peak_flops_per_s")
+
+
+# The parameter groups whose sum is ParamCounts::total (mfu/model.h; the
+# final norm is in norms, MTP modules are not in the total).
+PARAM_GROUPS = ("attention", "norms", "mlp", "routed_experts", "shared_experts", "router", "dit_embedders",
+                "embedding", "position_embedding", "lm_head")
+
+
+def check_params(node, path, errors):
+    """Parameter counts (mfu/model.h ParamCounts; flops, memory, models): the
+    groups sum to the total; non_embedding = total - input and position
+    embeddings, active_non_embedding = active - the same; active <= total
+    (only the top-k routed experts are active). A models list entry has only
+    active and total."""
+    params = node.get("params")
+    if not isinstance(params, dict) or not all(isinstance(params.get(k), int) for k in ("active", "total")):
+        return
+    CHECKS[0] += 1
+    where = f"{path}.params"
+    if params["active"] > params["total"]:
+        errors.append(f"{where}: active {params['active']} > total {params['total']}")
+    if not all(k in params for k in PARAM_GROUPS + ("non_embedding", "active_non_embedding")):
+        return
+    total = sum(params[k] for k in PARAM_GROUPS)
+    if total != params["total"]:
+        errors.append(f"{where}: the groups sum to {total} != total {params['total']}")
+    embeddings = params["embedding"] + params["position_embedding"]
+    for key, whole in (("non_embedding", "total"), ("active_non_embedding", "active")):
+        if params[key] != params[whole] - embeddings:
+            errors.append(f"{where}: {key} {params[key]} != {whole} - embedding - position_embedding")
+
+
+def check_flops(node, path, errors):
+    """mfu flops (mfu/flops.h): the forward components sum to the forward
+    FLOPs per token; training = 3 x forward (forward + backward); hardware =
+    training + recompute; per step = per token x batch x seq_len; with
+    --convention all, the chosen convention's row is the main count and no
+    row's hardware count is below its training count. Inference: the
+    components sum to the FLOPs per token, and the total is that x the
+    tokens (batch x the prompt for a prefill, batch for a decode step)."""
+    per_token = node.get("flops_per_token")
+    if isinstance(per_token, dict) and isinstance(per_token.get("components_forward"), dict):
+        CHECKS[0] += 1
+        where = f"{path}.flops_per_token"
+        components = sum(per_token["components_forward"].values())
+        if not exact(components, per_token["forward"]):
+            errors.append(f"{where}: components_forward sum {components!r} != forward {per_token['forward']!r}")
+        if not exact(per_token["training"], 3 * per_token["forward"]):
+            errors.append(f"{where}: training {per_token['training']!r} != 3 x forward")
+        recompute = per_token["recompute"]
+        if recompute < 0 or not exact(per_token["hardware"], per_token["training"] + recompute):
+            errors.append(f"{where}: hardware {per_token['hardware']!r} != training + recompute (>= 0)")
+        tokens = node["batch"] * node["seq_len"]
+        for key in ("training", "hardware"):
+            if not exact(node["flops_per_step"][key], per_token[key] * tokens):
+                errors.append(f"{path}.flops_per_step: {key} != per token x batch x seq_len {tokens}")
+        for i, row in enumerate(node.get("conventions", [])):
+            if "training" not in row:
+                continue
+            if row["hardware"] < row["training"]:
+                errors.append(f"{path}.conventions[{i}]: hardware {row['hardware']!r} < training")
+            main = row["name"] == node["convention"]["name"]
+            if main and not all(exact(row[k], per_token[k]) for k in ("training", "hardware")):
+                errors.append(f"{path}.conventions[{i}]: the {row['name']} row differs from flops_per_token")
+    inference = node.get("inference")
+    if isinstance(inference, dict) and isinstance(inference.get("components_forward"), dict):
+        CHECKS[0] += 1
+        where = f"{path}.inference"
+        components = sum(inference["components_forward"].values())
+        if not exact(components, inference["flops_per_token"]):
+            errors.append(f"{where}: components_forward sum {components!r} != flops_per_token")
+        tokens = node["batch"] * (node["seq_len"] if inference["mode"] == "prefill" else 1)
+        if inference["tokens"] != tokens:
+            errors.append(f"{where}: tokens {inference['tokens']} != {tokens} (batch x new tokens per sequence)")
+        if not exact(inference["flops_total"], inference["flops_per_token"] * inference["tokens"]):
+            errors.append(f"{where}: flops_total {inference['flops_total']!r} != flops_per_token x tokens")
+
+
+def check_calc(node, path, errors):
+    """mfu calc: tokens/s per GPU = tokens/s / GPUs; model (hardware) FLOP/s
+    per GPU = tokens/s per GPU x model (hardware) FLOPs per token; the mfu and
+    hfu it reports are its utilization's; recomputation only adds, so
+    hardware FLOPs per token >= model FLOPs per token and hfu >= mfu."""
+    keys = ("tokens_per_s", "tokens_per_s_per_gpu", "gpus", "model_flops_per_token", "hardware_flops_per_token",
+            "mfu", "hfu")
+    u = node.get("utilization")
+    if not isinstance(u, dict) or not all(isinstance(node.get(k), (int, float)) for k in keys):
+        return
+    CHECKS[0] += 1
+    per_gpu = node["tokens_per_s_per_gpu"]
+    if not exact(per_gpu, node["tokens_per_s"] / node["gpus"]):
+        errors.append(f"{path}: tokens_per_s_per_gpu {per_gpu!r} != tokens_per_s / gpus")
+    for rate, per_token in (("model_flops_per_s", "model_flops_per_token"),
+                            ("hardware_flops_per_s", "hardware_flops_per_token")):
+        if not exact(u[rate], per_gpu * node[per_token]):
+            errors.append(f"{path}.utilization: {rate} {u[rate]!r} != tokens_per_s_per_gpu x {per_token}")
+    for key in ("mfu", "hfu"):
+        if node[key] != u[key]:
+            errors.append(f"{path}: {key} {node[key]!r} != utilization.{key} {u[key]!r}")
+    if node["hardware_flops_per_token"] < node["model_flops_per_token"] or node["hfu"] < node["mfu"]:
+        errors.append(f"{path}: hardware FLOPs (hfu {node['hfu']!r}) below model FLOPs (mfu {node['mfu']!r})")
+
+
+def check_infer_point(point, seconds, where, errors):
+    """One decode-sweep or prefill point of mfu infer (see check_infer)."""
+    u, w = point["utilization"], point["waterfall"]
+    if not exact(point["mfu"], u["mfu"]):
+        errors.append(f"{where}: mfu {point['mfu']!r} != utilization.mfu {u['mfu']!r}")
+    if abs(w["step_ns"] - seconds * 1e9) > 1:
+        errors.append(f"{where}: waterfall.step_ns {w['step_ns']} != the step's {seconds!r} s")
+    at_peak = u["hfu"] * seconds * 1e9
+    if abs(w["buckets_ns"]["matrix_at_peak"] - at_peak) > 1:
+        errors.append(f"{where}: matrix_at_peak {w['buckets_ns']['matrix_at_peak']} ns != hfu x step {at_peak:.1f} ns")
+
+
+def check_infer(node, path, errors):
+    """mfu infer (docs/infer.md): each decode-sweep and prefill point reports
+    its utilization's MFU, its waterfall spans its time (tpot_s, time_s) to
+    the nanosecond, and its matrix_at_peak bucket, the executed FLOPs at the
+    dense peak, is hfu x that time to the bucket's rounding (< 1 ns); a decode
+    point serves pp x batch tokens per tpot_s. Speculative decoding emits
+    (1 - a^(k+1)) / (1 - a) tokens per step_s. A measured rate scales the
+    workload's MFU and MBU by measured / predicted tokens/s; a measured TTFT
+    (TPOT) gives the prefill of input_len (the decode step at batch / pp)
+    the MFU and MBU of its predicted time over the measured one. A workload
+    mix's pairs take requests x output_len / tokens/s each, the mix their
+    sum, with the time-weighted mean MFU and MBU."""
+    layout = node.get("layout")
+    sweep, prefill = node.get("decode_sweep"), node.get("prefill")
+    if not isinstance(layout, dict) or not any(k in node for k in ("decode_sweep", "prefill", "workload")):
+        return
+    CHECKS[0] += 1
+    for i, point in enumerate(sweep or []):
+        where = f"{path}.decode_sweep[{i}]"
+        check_infer_point(point, point["tpot_s"], where, errors)
+        if not exact(point["output_tokens_per_s"], layout["pp"] * point["batch"] / point["tpot_s"]):
+            errors.append(f"{where}: output_tokens_per_s {point['output_tokens_per_s']!r} != pp x batch / tpot_s")
+    for i, point in enumerate(prefill or []):
+        check_infer_point(point, point["time_s"], f"{path}.prefill[{i}]", errors)
+    spec = node.get("speculative")
+    if isinstance(spec, dict):
+        a, k = spec["acceptance"], spec["draft_tokens"]
+        if not exact(spec["tokens_per_step"], (1 - a ** (k + 1)) / (1 - a)):
+            errors.append(f"{path}.speculative: tokens_per_step {spec['tokens_per_step']!r} != (1 - a^(k+1)) / (1 - a)")
+        if not exact(spec["tpot_s"], spec["step_s"] / spec["tokens_per_step"]):
+            errors.append(f"{path}.speculative: tpot_s {spec['tpot_s']!r} != step_s / tokens_per_step")
+    measured = node.get("measured")
+    if isinstance(measured, dict):
+        scale = measured["output_tokens_per_s"] / node["output_tokens_per_s"]
+        for key in ("mfu", "mbu"):
+            if not exact(measured[key], node[key] * scale):
+                errors.append(f"{path}.measured: {key} {measured[key]!r} != {key} x measured / predicted tokens/s")
+    steps = (("measured_ttft", "time_s", [p for p in prefill or [] if p["prompt_len"] == node.get("input_len")]),
+             ("measured_tpot", "tpot_s", [p for p in sweep or [] if p["batch"] * layout["pp"] == node.get("batch")]))
+    for key, seconds, points in steps:
+        if not isinstance(node.get(key), dict) or not points:
+            continue
+        m, p = node[key], points[-1]
+        if m["predicted_s"] != p[seconds]:
+            errors.append(f"{path}.{key}: predicted_s {m['predicted_s']!r} != the predicted step's {p[seconds]!r}")
+        for util in ("mfu", "mbu") if "mbu" in p else ("mfu",):
+            if not exact(m[util] * m["measured_s"], p[util] * m["predicted_s"]):
+                errors.append(f"{path}.{key}: {util} {m[util]!r} != the step's x predicted_s / measured_s")
+    workload = node.get("workload")
+    if isinstance(workload, dict) and isinstance(workload.get("mix"), dict):
+        mix, pairs = workload["mix"], workload["pairs"]
+        times = [q["requests"] * q["output_len"] / q["output_tokens_per_s"] for q in pairs]
+        total = sum(times)
+        tokens = sum(q["requests"] * q["output_len"] for q in pairs)
+        if not exact(mix["time_s"], total) or not exact(mix["output_tokens_per_s"], tokens / mix["time_s"]):
+            errors.append(f"{path}.workload.mix: time_s {mix['time_s']!r} or output_tokens_per_s != the pairs' "
+                          f"{total!r} s, {tokens} tokens")
+        for key in ("mfu", "mbu"):
+            mean = sum(t * q[key] for t, q in zip(times, pairs)) / total
+            if not exact(mix[key], mean):
+                errors.append(f"{path}.workload.mix: {key} {mix[key]!r} != the pairs' time-weighted {mean!r}")
+
+
+def spearman(a, b):
+    """Spearman's rank correlation with mid-ranks for ties, None below 3
+    values or without spread (src/calibrate SpearmanCorrelation; JSON null)."""
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r, i = [0.0] * len(v), 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2 + 1
+            i = j + 1
+        return r
+    if len(a) < 3:
+        return None
+    ra, rb, mean = ranks(a), ranks(b), (len(a) + 1) / 2
+    cov = sum((x - mean) * (y - mean) for x, y in zip(ra, rb))
+    va, vb = sum((x - mean) ** 2 for x in ra), sum((y - mean) ** 2 for y in rb)
+    return cov / math.sqrt(va * vb) if va > 0 and vb > 0 else None
+
+
+def accuracy(runs):
+    """A SourceAccuracy (mfu/calibrate.h) recomputed from run records."""
+    done = [r for r in runs if not r["problem"]]
+    n = len(done)
+    predicted = [r["predicted_tokens_per_s_per_gpu"] for r in done]
+    measured = [r["measured_tokens_per_s_per_gpu"] for r in done]
+    return {"runs": n, "not_predicted": len(runs) - n,
+            "mape": sum(r["ape"] for r in done) / n if n else 0.0,
+            "max_ape": max((r["ape"] for r in done), default=0.0),
+            "bias": sum(p / m - 1 for p, m in zip(predicted, measured)) / n if n else 0.0,
+            "spearman": spearman(predicted, measured)}
+
+
+def check_accuracy_pool(report, where, errors):
+    """An AccuracyReport: overall pools every source's runs, so its counts
+    are the sources' sums, its MAPE and bias their run-weighted means and its
+    max APE their maximum."""
+    overall, sources = report["overall"], report["by_source"]
+    for key in ("runs", "not_predicted"):
+        if overall[key] != sum(s[key] for s in sources):
+            errors.append(f"{where}.overall: {key} {overall[key]} != the sources' sum")
+    if overall["runs"] > 0:
+        for key in ("mape", "bias"):
+            mean = sum(s["runs"] * s[key] for s in sources if s["runs"]) / overall["runs"]
+            if not exact(overall[key], mean):
+                errors.append(f"{where}.overall: {key} {overall[key]!r} != the sources' run-weighted {mean!r}")
+        if overall["max_ape"] != max(s["max_ape"] for s in sources):
+            errors.append(f"{where}.overall: max_ape {overall['max_ape']!r} != the sources' maximum")
+
+
+def check_calibrate(node, path, errors):
+    """mfu calibrate (mfu/calibrate.h): a predicted run's ape = |predicted /
+    measured - 1|; `after` (the fitted table, whose predictions `runs` lists)
+    is the summary of `runs`: by source in first-appearance order and
+    overall, each with its runs, runs not predicted, MAPE, max APE, bias
+    (mean of predicted / measured - 1) and Spearman correlation; in `before`
+    and `after` overall pools the sources (check_accuracy_pool)."""
+    runs, after = node.get("runs"), node.get("after")
+    if not (isinstance(runs, list) and isinstance(after, dict) and isinstance(node.get("before"), dict)):
+        return
+    CHECKS[0] += 1
+    for i, r in enumerate(runs):
+        if not r["problem"] and not exact(r["ape"], abs(r["predicted_tokens_per_s_per_gpu"] /
+                                                        r["measured_tokens_per_s_per_gpu"] - 1)):
+            errors.append(f"{path}.runs[{i}]: ape {r['ape']!r} != |predicted / measured - 1|")
+    sources = list(dict.fromkeys(r["source"] for r in runs))
+    if [s["source"] for s in after["by_source"]] != sources:
+        errors.append(f"{path}.after.by_source: sources != the runs' {sources}")
+    expected = [(f"by_source[{i}]", s, [r for r in runs if r["source"] == s["source"]])
+                for i, s in enumerate(after["by_source"])] + [("overall", after["overall"], runs)]
+    for where, summary, pool in expected:
+        for key, value in accuracy(pool).items():
+            if value is None or summary[key] is None:
+                ok = value is None and summary[key] is None
+            else:
+                ok = exact(summary[key], value)
+            if not ok:
+                errors.append(f"{path}.after.{where}: {key} {summary[key]!r} != {value!r} from its runs")
+    for key in ("before", "after"):
+        check_accuracy_pool(node[key], f"{path}.{key}", errors)
+
+
+def check_kernels(node, path, errors):
+    """mfu kernels (mfu/kernel_figures.h): a figure's error = predicted /
+    measured - 1; each group (family, kind) is the count, median |error|
+    (the mean of the middle two for an even count) and max |error| of its
+    modelled figures, and every family and kind with a modelled figure has
+    its group; each family lists as unvalidated exactly the kinds it has no
+    group for."""
+    figures, groups = node.get("figures"), node.get("groups")
+    if not (isinstance(figures, list) and isinstance(groups, list) and isinstance(node.get("unvalidated"), dict)):
+        return
+    CHECKS[0] += 1
+    errors_by_group = {}
+    for i, f in enumerate(figures):
+        if not exact(f["error"], f["predicted"] / f["measured"] - 1):
+            errors.append(f"{path}.figures[{i}]: error {f['error']!r} != predicted / measured - 1")
+        if f["modelled"]:
+            errors_by_group.setdefault((f["family"], f["kind"]), []).append(abs(f["error"]))
+    for i, g in enumerate(groups):
+        e = sorted(errors_by_group.get((g["family"], g["kind"]), []))
+        median = (e[(len(e) - 1) // 2] + e[len(e) // 2]) / 2 if e else None
+        if g["count"] != len(e) or not e or not exact(g["median_abs_error"], median) or g["max_abs_error"] != e[-1]:
+            errors.append(f"{path}.groups[{i}] ({g['family']} {g['kind']}): count, median or max |error| differ "
+                          f"from its {len(e)} modelled figures")
+    grouped = {(g["family"], g["kind"]) for g in groups}
+    if set(errors_by_group) != grouped:
+        errors.append(f"{path}.groups: not one group per family and kind with modelled figures")
+    kinds = {kind for _, kind in grouped}.union(*map(set, node["unvalidated"].values()))
+    for family, unvalidated in node["unvalidated"].items():
+        validated = {kind for fam, kind in grouped if fam == family}
+        if set(unvalidated) & validated or set(unvalidated) | validated != kinds:
+            errors.append(f"{path}.unvalidated.{family}: {unvalidated} is not the kinds without a group")
+
+
+def check_accelerators(node, path, errors):
+    """mfu hw (docs/cli.md): an accelerator's peak_tflops lists a positive
+    dense peak per supported dtype (an unsupported one is absent, never 0 or
+    null); in a list, no id, alias or display name (ignoring case) names two
+    entries, as the database's keyed lookup requires."""
+    if isinstance(node.get("peak_tflops"), dict) and "id" in node:
+        CHECKS[0] += 1
+        for dtype, peak in node["peak_tflops"].items():
+            if not isinstance(peak, (int, float)) or not peak > 0:
+                errors.append(f"{path}.peak_tflops.{dtype}: {peak!r} is not a positive peak")
+    entries = node.get("accelerators")
+    if isinstance(entries, list):
+        CHECKS[0] += 1
+        owner = {}
+        for i, a in enumerate(entries):
+            for name in {n.lower() for n in [a["id"], a["display_name"]] + a.get("aliases", [])}:
+                if name in owner:
+                    errors.append(f"{path}.accelerators[{i}]: '{name}' also names accelerators[{owner[name]}]")
+                owner[name] = i
 
 
 # The badput categories in the order docs/goodput.md "Exact sum" adds them.
@@ -227,7 +626,8 @@ NOTE_AREAS = {"calc", "flops", "memory", "predict", "plan", "infer", "log", "goo
 # The areas whose results have a consistency check above: each case's JSON
 # must meet at least one, so a schema change that renames the checked fields
 # fails instead of skipping the check.
-CHECKED_AREAS = {"trace", "predict", "plan", "memory", "log", "goodput", "fleet"}
+CHECKED_AREAS = {"trace", "predict", "plan", "memory", "log", "goodput", "fleet", "calc", "flops", "infer",
+                 "calibrate", "kernels", "hw", "models"}
 NOTE_KINDS = {"assumption", "warning"}
 
 
