@@ -23,9 +23,10 @@ namespace mfu {
 // The configuration a measured run used: the row's layout, the rest from
 // its framework profile (`framework`, frameworks.csv).
 TrainingConfig ConfigOfRun(const TrainingRun& run, const FrameworkProfile& framework);
-// The run's framework profile (column framework_profile) from the built-in
-// table; kInvalidArgument for an unknown name or attention kernel.
-StatusOr<const FrameworkProfile*> FindRunFramework(const TrainingRun& run);
+// The run's framework profile (column framework_profile) from `frameworks`
+// (null: the built-in table); kInvalidArgument for an unknown name or
+// attention kernel.
+StatusOr<const FrameworkProfile*> FindRunFramework(const TrainingRun& run, const FrameworkDb* frameworks = nullptr);
 
 struct RunPrediction {
   const TrainingRun* run = nullptr;
@@ -64,8 +65,9 @@ class RunSet {
   // Each run's family is `efficiency`'s for its accelerator. Runs with an
   // unknown accelerator or cluster, or that the model rejects, are kept
   // with their problem (never predicted).
+  // Framework profiles from `frameworks` (null: the built-in table).
   static StatusOr<RunSet> Prepare(const TrainingRunSet& runs, const HardwareDb& hw, const ClusterDb& clusters,
-                                  const EfficiencyDb& efficiency);
+                                  const EfficiencyDb& efficiency, const FrameworkDb* frameworks = nullptr);
   // Every run under `efficiency` (each run its family's parameters).
   AccuracyReport Evaluate(const EfficiencyDb& efficiency);
   // Only the runs `i` with `mask[i]` (mask.size() == size()).
@@ -113,6 +115,9 @@ struct CalibrateOptions {
   const EfficiencyDb* prior = nullptr;
   // Sources whose runs are left out of the fit and only evaluated.
   std::vector<std::string> hold_out;
+  // The framework profiles the runs name (a Catalog's, with the user's
+  // files). Null: the built-in table. Not owned.
+  const FrameworkDb* frameworks = nullptr;
 };
 
 // How far one parameter of one family moved from its prior.
@@ -175,7 +180,7 @@ StatusOr<CalibrationResult> Calibrate(const TrainingRunSet& runs, const Hardware
 // Calibration without fitting (`mfu calibrate --no-fit`): the accuracy of
 // `start` on every run; fitted = start, after = before, nothing fitted.
 StatusOr<CalibrationResult> AssessAccuracy(const TrainingRunSet& runs, const HardwareDb& hw, const ClusterDb& clusters,
-                                           const EfficiencyDb& start);
+                                           const EfficiencyDb& start, const FrameworkDb* frameworks = nullptr);
 
 // Leave-one-source-out cross-validation of Calibrate.
 struct CrossValidation {

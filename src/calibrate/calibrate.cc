@@ -79,8 +79,11 @@ double SpearmanCorrelation(const std::vector<double>& a, const std::vector<doubl
   return cov / std::sqrt(va * vb);
 }
 
-StatusOr<const FrameworkProfile*> FindRunFramework(const TrainingRun& run) {
-  MFU_ASSIGN_OR_RETURN(const FrameworkDb* db, FrameworkDb::Builtin());
+StatusOr<const FrameworkProfile*> FindRunFramework(const TrainingRun& run, const FrameworkDb* frameworks) {
+  const FrameworkDb* db = frameworks;
+  if (db == nullptr) {
+    MFU_ASSIGN_OR_RETURN(db, FrameworkDb::Builtin());
+  }
   MFU_ASSIGN_OR_RETURN(const FrameworkProfile* p, db->Find(run.framework_profile));
   if (!run.attention.empty()) {
     StatusOr<AttentionKernel> k = ParseAttentionKernel(run.attention);
@@ -116,7 +119,7 @@ TrainingConfig ConfigOfRun(const TrainingRun& run, const FrameworkProfile& frame
 }
 
 StatusOr<RunSet> RunSet::Prepare(const TrainingRunSet& runs, const HardwareDb& hw, const ClusterDb& clusters,
-                                 const EfficiencyDb& efficiency) {
+                                 const EfficiencyDb& efficiency, const FrameworkDb* frameworks) {
   RunSet set;
   for (const TrainingRun& run : runs.runs) {
     Entry e;
@@ -136,7 +139,7 @@ StatusOr<RunSet> RunSet::Prepare(const TrainingRunSet& runs, const HardwareDb& h
       setup.cluster = *cluster;
       setup.gpus = run.gpus;
       setup.efficiency = efficiency.For((*gpu)->id);
-      StatusOr<const FrameworkProfile*> framework = FindRunFramework(run);
+      StatusOr<const FrameworkProfile*> framework = FindRunFramework(run, frameworks);
       if (!framework.ok()) {
         e.problem = framework.status().message();
         set.entries_.push_back(std::move(e));
@@ -481,8 +484,8 @@ SourceAccuracy Pool(const AccuracyReport& report, const std::vector<std::string>
 }  // namespace
 
 StatusOr<CalibrationResult> AssessAccuracy(const TrainingRunSet& runs, const HardwareDb& hw, const ClusterDb& clusters,
-                                           const EfficiencyDb& start) {
-  MFU_ASSIGN_OR_RETURN(RunSet set, RunSet::Prepare(runs, hw, clusters, start));
+                                           const EfficiencyDb& start, const FrameworkDb* frameworks) {
+  MFU_ASSIGN_OR_RETURN(RunSet set, RunSet::Prepare(runs, hw, clusters, start, frameworks));
   CalibrationResult result;
   result.fitted = start;
   result.before = set.Evaluate(start);
@@ -496,7 +499,7 @@ StatusOr<CalibrationResult> Calibrate(const TrainingRunSet& runs, const Hardware
     return InvalidArgumentError("calibrate: no usable runs");
   MFU_RETURN_IF_ERROR(CheckOptions(options, SourcesOf(runs)));
   const EfficiencyDb& prior = options.prior != nullptr ? *options.prior : start;
-  MFU_ASSIGN_OR_RETURN(RunSet set, RunSet::Prepare(runs, hw, clusters, start));
+  MFU_ASSIGN_OR_RETURN(RunSet set, RunSet::Prepare(runs, hw, clusters, start, options.frameworks));
   CalibrationResult result;
   result.fitted = start;
   result.before = set.Evaluate(start);

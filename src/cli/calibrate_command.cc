@@ -42,6 +42,9 @@ class CalibrateCommand final : public Command {
                    "(a tenth of its bounds))^2 to the mean |log error| (0: none)")
         ->capture_default_str();
     app.add_option("--cluster-file", cluster_file_, "CSV adding or overriding clusters");
+    app.add_option("--framework-file", framework_files_,
+                   "CSV adding or changing the framework profiles the runs name; repeatable")
+        ->allow_extra_args(false);
     app.add_option("--sweeps", options_.sweeps, "Coordinate-descent passes at most (the search stops when converged)")
         ->capture_default_str();
     app.add_option("--operators", operators_dir_,
@@ -66,6 +69,7 @@ class CalibrateCommand final : public Command {
     if (!cluster_file_.empty())
       files.clusters.push_back(cluster_file_);
     files.efficiency = efficiency_files_;
+    files.frameworks = framework_files_;
     MFU_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(fs, files));
     MFU_ASSIGN_OR_RETURN(EfficiencyDb prior,
                          Catalog::LoadEfficiency(fs, prior_files_, EfficiencyBase::kKernelGrounded));
@@ -74,6 +78,7 @@ class CalibrateCommand final : public Command {
                                   " skipped)");
     CalibrateOptions options = options_;
     options.prior = &prior;
+    options.frameworks = &catalog.frameworks;
     OperatorProfiles profiles;
     if (!operators_dir_.empty()) {
       MFU_ASSIGN_OR_RETURN(profiles, ReadOperatorProfiles(fs, operators_dir_));
@@ -85,7 +90,8 @@ class CalibrateCommand final : public Command {
       options.prior = nullptr;
       MFU_ASSIGN_OR_RETURN(cv, CrossValidate(runs, catalog.hardware, catalog.clusters, prior, options));
     } else if (no_fit_) {
-      MFU_ASSIGN_OR_RETURN(result, AssessAccuracy(runs, catalog.hardware, catalog.clusters, catalog.efficiency));
+      MFU_ASSIGN_OR_RETURN(
+          result, AssessAccuracy(runs, catalog.hardware, catalog.clusters, catalog.efficiency, &catalog.frameworks));
     } else {
       MFU_ASSIGN_OR_RETURN(result, Calibrate(runs, catalog.hardware, catalog.clusters, catalog.efficiency, options));
     }
@@ -133,7 +139,7 @@ class CalibrateCommand final : public Command {
   }
 
   std::string runs_path_, write_path_, write_kernels_path_, cluster_file_, operators_dir_;
-  std::vector<std::string> efficiency_files_, prior_files_;
+  std::vector<std::string> efficiency_files_, prior_files_, framework_files_;
   CalibrateOptions options_;
   bool no_fit_ = false, per_run_ = false, json_ = false, cross_validate_ = false;
 };

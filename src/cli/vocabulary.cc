@@ -111,7 +111,8 @@ const std::vector<FlagSpec> kVocabulary = {
     {"tensor parallelism across nodes", "--tp-across-nodes", "", "", "plan", K::kSwitch},
     // The framework and the performance model's tables.
     {"framework profile", "--framework", "", "", "memory " TRAIN_CMDS " infer", K::kText},
-    {"framework table file (repeatable)", "--framework-file", "", "", "memory " TRAIN_CMDS " infer", K::kText},
+    {"framework table file (repeatable)", "--framework-file", "", "", "memory " TRAIN_CMDS " infer calibrate",
+     K::kText},
     {"efficiency table file (repeatable)", "--efficiency-file", "", "", TRAIN_CMDS " infer calibrate kernels",
      K::kText},
     {"attention kernel", "--attention", "", "", TRAIN_CMDS, K::kText},
