@@ -1,8 +1,9 @@
 // JSON of `mfu predict` and `mfu plan` (report_plan.h; layout: docs/cli.md
-// "JSON layout (schema 2)", fields: docs/plan.md).
+// "JSON layout (schema 3)", fields: docs/plan.md).
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "mfu/report_plan.h"
 #include "report/json_common.h"
@@ -40,8 +41,8 @@ json ConfigJson(const TrainingConfig& c) {
           {"ep", c.ep},
           {"etp", c.etp},
           {"vpp", c.vpp},
-          {"mbs", c.micro_batch},
-          {"gbs", c.global_batch},
+          {"micro_batch", c.micro_batch},
+          {"global_batch", c.global_batch},
           {"recompute", RecomputeName(c.recompute)},
           {"zero", c.zero_stage},
           {"fsdp", c.fsdp},
@@ -111,17 +112,23 @@ json SearchJson(const PlanStudy& study) {
   }
   return {{"evaluated", plan.evaluated},
           {"fitting", plan.fitting},
-          {"seconds", study.search_seconds},
+          {"elapsed_s", study.search_seconds},
           {"by_issue", issues}};
+}
+
+// A difference's field as its key in `config` ("mbs" -> "micro_batch"); the
+// text keeps the short name.
+std::string ConfigKey(const std::string& field) {
+  return field == "mbs" ? "micro_batch" : field;
 }
 
 json DifferenceJson(const ConfigDifference& d) {
   json fields = json::array();
   for (const ConfigDifference::Field& f : d.fields) {
     if (f.best_name.empty())
-      fields.push_back({{"field", f.field}, {"best", f.best}, {"runner_up", f.runner_up}});
+      fields.push_back({{"field", ConfigKey(f.field)}, {"best", f.best}, {"runner_up", f.runner_up}});
     else
-      fields.push_back({{"field", f.field}, {"best", f.best_name}, {"runner_up", f.runner_up_name}});
+      fields.push_back({{"field", ConfigKey(f.field)}, {"best", f.best_name}, {"runner_up", f.runner_up_name}});
   }
   json components = json::array();
   for (const ConfigDifference::Component& c : d.components)
@@ -195,7 +202,7 @@ std::string RenderPlanJson(const ResolvedTraining& s, const PlanStudy& study) {
   for (const ScalePoint& p : study.scaling) {
     j["scaling"].push_back({{"gpus", p.gpus},
                             {"kind", p.weak ? "weak" : "strong"},
-                            {"gbs", p.gbs},
+                            {"global_batch", p.gbs},
                             {"best", p.found ? PredictionJson(p.best) : json(nullptr)}});
   }
   return JsonText(j);

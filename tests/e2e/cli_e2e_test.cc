@@ -33,7 +33,7 @@ TEST(Cli, FlopsJsonFields) {
   Result r = RunMfu({"flops", "--model", "llama-3.1-8b", "--seq-len", "8192", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   EXPECT_EQ(j["params"]["total"], 8030261248.0);  // model-configs/README.md
   EXPECT_EQ(j["params"]["active"], 8030261248.0);
   EXPECT_NEAR(j["flops_per_token"]["training"].get<double>() / 5.147040e10, 1.0, 1e-6);  // flops-reference.csv
@@ -76,7 +76,7 @@ TEST(Cli, HwShowJson) {
   Result r = RunMfu({"hw", "show", "h100", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   EXPECT_DOUBLE_EQ(j["peak_tflops"]["bf16"].get<double>(), 989.4);  // datasheet 1979 sparse / 2
 }
 
@@ -123,7 +123,7 @@ TEST(CliTrace, HtaCompatJsonFields) {
   Result r = RunMfu({"trace", SourcePath("tests/data/traces/dlrm_kineto"), "--hta-compat", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   ASSERT_EQ(j["ranks"].size(), 8u);
   const auto& rank0 = j["ranks"][0];
   EXPECT_EQ(rank0["rank"], 0);
@@ -342,7 +342,7 @@ TEST(Cli, PredictJsonFields) {
                      "8192", "--tp", "8", "--pp", "4", "--vpp", "5", "--gbs", "128", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   const auto& p = j["prediction"];
   for (const char* key : {"step_time_s", "tflops_per_gpu", "mfu", "hfu", "memory", "fits", "utilization"})
     EXPECT_TRUE(p.contains(key)) << key;
@@ -492,7 +492,7 @@ TEST(Cli, InferJsonFields) {
                      "fp8", "--input-len", "1000", "--output-len", "1000", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   for (const char* key : {"batch", "output_tokens_per_s", "ttft_s", "tpot_s", "mfu", "mbu", "kv_capacity_tokens"})
     EXPECT_TRUE(j.contains(key)) << key;
   // Without --batch: the largest batch whose 2000-token requests fit the KV cache.

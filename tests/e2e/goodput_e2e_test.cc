@@ -45,7 +45,7 @@ TEST(GoodputE2e, JsonlAccounting) {
   Result r = RunMfu({"goodput", kJsonl, "--json", "--mfu", "0.4"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   EXPECT_EQ(j["wall_s"], 490.0);
   EXPECT_EQ(j["productive_s"], 111.25);
   EXPECT_EQ(j["badput_s"]["initialization"], 208.75 + 20);

@@ -83,7 +83,7 @@ TEST(SanityE2e, PredictDefaultGlobalBatchIsSaid) {
   ASSERT_TRUE(n.is_object()) << doc["notes"];
   EXPECT_EQ(n["kind"], "assumption");
   // gbs = dp x mbs = (64 / (8 x 4)) x 1.
-  EXPECT_EQ(doc["prediction"]["config"]["gbs"], 2);
+  EXPECT_EQ(doc["prediction"]["config"]["global_batch"], 2);
   // Given: no note.
   nlohmann::json given = Json(RunMfu(With(kPredict70b, {"--gbs", "512", "--json"})));
   EXPECT_TRUE(NoteOf(given, "default_global_batch").is_null()) << given["notes"];

@@ -89,7 +89,7 @@ TEST(TraceReport, JsonSummaryAgreesWithTheRanks) {
   Result r = RunMfu({"trace", SourcePath(kDlrm), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   ASSERT_EQ(j["ranks"].size(), 8u);
   ASSERT_EQ(j["summary"]["ranks"].size(), 8u);
   // work = GPU span - wait in collectives (clipped to the span).

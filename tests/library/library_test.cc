@@ -44,7 +44,7 @@ std::string RunCli(const std::string& args) {
 
 // The search's wall time is the one field that differs between two runs.
 std::string MaskElapsed(const std::string& json) {
-  static const std::regex kSeconds(R"re(("seconds": )[0-9.eE+-]+)re");
+  static const std::regex kSeconds(R"re(("elapsed_s": )[0-9.eE+-]+)re");
   return std::regex_replace(json, kSeconds, "$1<elapsed>");
 }
 
