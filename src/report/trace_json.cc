@@ -160,7 +160,7 @@ json FlopsJson(const TraceFlopsSummary& f, const Accelerator* gpu) {
                                                              {"achieved_flops_per_s", x.achieved_flops_per_s()},
                                                              {"peak_pct", 100 * x.peak_fraction()}};
   }
-  return {{"accelerator", gpu ? report::GpuJson(*gpu) : json(nullptr)},
+  return {{"gpu", gpu ? report::GpuJson(*gpu) : json(nullptr)},
           {"classes", classes},
           {"matrix",
            {{"flops", report::JsonInt(f.matrix.flops)},
@@ -269,9 +269,9 @@ json RankJson(const RankAnalysis& r) {
   j["rank"] = t.rank;
   j["path"] = t.path;
   j["device"] = t.device_name();
-  j["accelerator"] = r.gpu ? report::GpuJson(*r.gpu) : json(nullptr);
+  j["gpu"] = r.gpu ? report::GpuJson(*r.gpu) : json(nullptr);
   if (!r.accelerator_error.empty())
-    j["accelerator_error"] = r.accelerator_error;
+    j["gpu_error"] = r.accelerator_error;
   if (!r.waterfall_error.empty())
     j["waterfall_error"] = r.waterfall_error;
   j["events"] = t.num_events();

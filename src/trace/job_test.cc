@@ -121,7 +121,7 @@ TEST(TraceReport, JsonCarriesTheSharedWaterfall) {
   ASSERT_EQ(text.back(), '\n');
   const auto j = nlohmann::json::parse(text);
   const auto& rank = j["ranks"][0];
-  EXPECT_EQ(rank["accelerator"]["id"], "h100-sxm5-80gb");
+  EXPECT_EQ(rank["gpu"]["id"], "h100-sxm5-80gb");
   const auto& w = rank["waterfall"];
   EXPECT_EQ(w["step_ns"], 100'000);
   EXPECT_EQ(w["buckets_ns"]["idle"], 90'000);
