@@ -98,6 +98,7 @@ struct LogAnalysis {
   // What was used, and where it came from ("flag", "header", "default").
   std::string model_name;
   std::string model_source;
+  std::optional<ModelSpec> model;    // the model the FLOPs were counted for; nullopt when unknown
   const Accelerator* gpu = nullptr;  // points into the hardware database; null when unknown
   std::string gpu_source;
   int64_t gpus = 0;

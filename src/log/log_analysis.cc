@@ -346,6 +346,7 @@ StatusOr<LogAnalysis> AnalyzeTrainingLog(LogTimeline timeline, const HardwareDb&
   ResolveModel(request, timeline.header, a, model);
   log_internal::FlopsAlternatives alt;
   ComputeFlops(model, a, alt);
+  a.model = std::move(model);
   a.timeline = std::move(timeline);
   RecomputeSteps(a);
   const log_internal::RateProfile profile = log_internal::ProfileRates(a.timeline.steps, request.steady_band);

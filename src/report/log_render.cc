@@ -177,7 +177,7 @@ json Source(const std::string& s) {
 
 json InputsJson(const LogAnalysis& a) {
   return {
-      {"model", a.model_name.empty() ? json(nullptr) : json(a.model_name)},
+      {"model", a.model ? report::ModelJson(*a.model) : json(nullptr)},
       {"model_source", Source(a.model_source)},
       {"gpu", a.gpu ? report::GpuJson(*a.gpu) : json(nullptr)},
       {"gpu_source", Source(a.gpu_source)},

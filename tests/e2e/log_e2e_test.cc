@@ -94,8 +94,15 @@ TEST(LogE2e, JsonSchemaFields) {
   // MFU stays null and missing_input says what to pass.
   EXPECT_EQ(j["inputs"]["gpus"], 24);
   EXPECT_EQ(j["inputs"]["seq_len"], 4096);
+  EXPECT_TRUE(j["inputs"]["model"].is_null());
   EXPECT_TRUE(j["steps"][1]["mfu"].is_null());
   EXPECT_TRUE(HasKind(j, "missing_input"));
+  // With a model: the model object of `mfu flops --json` (schema 3; was its name).
+  nlohmann::json with =
+      Json({"log", Log("torchtitan_aurora-xpu-blendcorpus.log"), "--model", "llama-3.1-8b", "--json"});
+  ASSERT_FALSE(with.is_null());
+  EXPECT_EQ(with["inputs"]["model"]["name"], "llama-3.1-8b-instruct");
+  EXPECT_EQ(with["inputs"]["model"]["layers"], 32);
 }
 
 // The aurora excerpt (auroraGPT-ANL/torchtitan @8e5b1c92, docs/aurora.md):
