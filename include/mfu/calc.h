@@ -53,6 +53,9 @@ StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, co
 // "leading: the best published runs reach ~70%", or "above any published
 // run: check the inputs".
 std::string MfuBand(double mfu);
+// The band of MfuBand as a code, for JSON: "below_typical" (< 30%),
+// "typical" (30-60%), "leading" (60-75%), "above_published" (> 75%).
+const char* MfuBandCode(double mfu);
 
 // ---------------------------------------------------------- the calc job
 

@@ -39,6 +39,16 @@ std::string MfuBand(double mfu) {
   return "above any published run: check the inputs";
 }
 
+const char* MfuBandCode(double mfu) {
+  if (mfu < 0.30)
+    return "below_typical";
+  if (mfu <= 0.60)
+    return "typical";
+  if (mfu <= 0.75)
+    return "leading";
+  return "above_published";
+}
+
 StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, const TrainingThroughput& in,
                                const MfuOptions& options) {
   MFU_RETURN_IF_ERROR(CheckGivenPositive(in.tokens_per_s, "tokens_per_sec"));

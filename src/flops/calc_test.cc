@@ -219,6 +219,10 @@ TEST(Calc, Bands) {
   EXPECT_EQ(MfuBand(0.2), "below the typical 30-60% band");
   EXPECT_EQ(MfuBand(0.45), "within the typical 30-60% band");
   EXPECT_EQ(MfuBand(0.7), "leading: the best published runs reach ~70%");
+  EXPECT_STREQ(MfuBandCode(0.2), "below_typical");
+  EXPECT_STREQ(MfuBandCode(0.45), "typical");
+  EXPECT_STREQ(MfuBandCode(0.7), "leading");
+  EXPECT_STREQ(MfuBandCode(0.9), "above_published");
 }
 
 // The plausibility note every job attaches: 1,000 TFLOP/s of model FLOPs on a

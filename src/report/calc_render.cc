@@ -55,7 +55,7 @@ std::string RenderCalcJson(const CalcReport& c) {
   j["utilization"] = report::UtilizationJson(c.utilization);
   j["mfu"] = r.mfu;
   j["hfu"] = r.hfu;
-  j["band"] = r.band;
+  j["band"] = MfuBandCode(r.mfu);
   j["notes"] = report::NotesJson(c.notes);
   return report::JsonText(j);
 }
