@@ -30,29 +30,42 @@ nlohmann::json JsonTextOrNull(const std::string& text) {
   return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
 }
 
+// Bytes/s from the database's decimal unit (GB/s, TB/s) as an integer (2.039
+// TB/s is 2039000000000, not 2039000000000.0002), or null when unknown.
+nlohmann::json JsonRate(double value, double unit) {
+  return value > 0 ? nlohmann::json(report::JsonInt(value * unit)) : nlohmann::json(nullptr);
+}
+
+// The JSON is in the units every command writes (FLOP/s, bytes, bytes/s);
+// the database's own units (TFLOP/s, GB, TB/s) stay in the text.
 nlohmann::json AcceleratorJson(const Accelerator& a) {
   nlohmann::json peaks = nlohmann::json::object();
   for (size_t i = 0; i < kNumDTypes; ++i) {
+    const DType dtype = static_cast<DType>(i);
     if (a.peak_tflops[i] > 0)
-      peaks[DTypeName(static_cast<DType>(i))] = a.peak_tflops[i];
+      peaks[DTypeName(dtype)] = a.peak_flops(dtype);
   }
+  // Device memory is GiB-sized: the capacity every prediction uses
+  // (`capacity_bytes` of predict, plan and infer).
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  const nlohmann::json memory = a.memory_gb > 0 ? nlohmann::json(report::JsonInt(a.memory_gb * kGiB)) : nullptr;
   return {{"id", a.id},
           {"vendor", a.vendor},
           {"name", a.name},
           {"form_factor", a.form_factor},
           {"display_name", a.display_name()},
           {"aliases", a.aliases},
-          {"peak_tflops", peaks},
-          {"memory_gb", JsonNum(a.memory_gb)},
+          {"peak_flops_per_s", peaks},
+          {"memory_bytes", memory},
           {"memory_type", JsonTextOrNull(a.memory_type)},
-          {"memory_bw_tbps", JsonNum(a.memory_bw_tbps)},
+          {"memory_bw_bytes_per_s", JsonRate(a.memory_bw_tbps, 1e12)},
           {"l2_mb", JsonNum(a.l2_mb)},
           {"sm_count", a.sm_count > 0 ? nlohmann::json(a.sm_count) : nlohmann::json(nullptr)},
           {"boost_clock_mhz", JsonNum(a.boost_clock_mhz)},
           {"tdp_w", JsonNum(a.tdp_w)},
           {"scaleup_interconnect", JsonTextOrNull(a.scaleup_interconnect)},
-          {"scaleup_bw_per_direction_gbs", JsonNum(a.scaleup_bw_per_direction_gbs)},
-          {"scaleup_bw_bidir_gbs", JsonNum(a.scaleup_bw_bidir_gbs)},
+          {"scaleup_bw_per_direction_bytes_per_s", JsonRate(a.scaleup_bw_per_direction_gbs, 1e9)},
+          {"scaleup_bw_bidir_bytes_per_s", JsonRate(a.scaleup_bw_bidir_gbs, 1e9)},
           {"scaleout_nic", JsonTextOrNull(a.scaleout_nic)},
           {"sparse_note", JsonTextOrNull(a.sparse_note)},
           {"confidence", JsonTextOrNull(a.confidence)},
@@ -162,7 +175,7 @@ std::string RenderAcceleratorText(const Accelerator& a, const TextOptions& text_
 }
 
 std::string RenderAcceleratorJson(const Accelerator& a) {
-  // The entry's fields at the top level: `peak_tflops.<dtype>` is the path
+  // The entry's fields at the top level: `peak_flops_per_s.<dtype>` is the path
   // scripts rely on (docs/cli.md).
   nlohmann::json j = report::JsonEnvelope();
   j.update(AcceleratorJson(a));

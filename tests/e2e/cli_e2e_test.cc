@@ -77,7 +77,7 @@ TEST(Cli, HwShowJson) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["schema_version"], 3);
-  EXPECT_DOUBLE_EQ(j["peak_tflops"]["bf16"].get<double>(), 989.4);  // datasheet 1979 sparse / 2
+  EXPECT_DOUBLE_EQ(j["peak_flops_per_s"]["bf16"].get<double>(), 989.4e12);  // datasheet 1979 sparse / 2
 }
 
 TEST(Cli, MemoryAndModels) {

@@ -517,15 +517,16 @@ def check_kernels(node, path, errors):
 
 
 def check_accelerators(node, path, errors):
-    """mfu hw (docs/cli.md): an accelerator's peak_tflops lists a positive
-    dense peak per supported dtype (an unsupported one is absent, never 0 or
-    null); in a list, no id, alias or display name (ignoring case) names two
-    entries, as the database's keyed lookup requires."""
-    if isinstance(node.get("peak_tflops"), dict) and "id" in node:
+    """mfu hw (docs/cli.md): an accelerator's peak_flops_per_s lists a
+    positive dense peak per supported dtype in FLOP/s (an unsupported one is
+    absent, never 0 or null); in a list, no id, alias or display name
+    (ignoring case) names two entries, as the database's keyed lookup
+    requires."""
+    if isinstance(node.get("peak_flops_per_s"), dict) and "id" in node:
         CHECKS[0] += 1
-        for dtype, peak in node["peak_tflops"].items():
-            if not isinstance(peak, (int, float)) or not peak > 0:
-                errors.append(f"{path}.peak_tflops.{dtype}: {peak!r} is not a positive peak")
+        for dtype, peak in node["peak_flops_per_s"].items():
+            if not isinstance(peak, (int, float)) or not peak > 1e9:
+                errors.append(f"{path}.peak_flops_per_s.{dtype}: {peak!r} is not a positive peak in FLOP/s")
     entries = node.get("accelerators")
     if isinstance(entries, list):
         CHECKS[0] += 1
