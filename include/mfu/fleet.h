@@ -24,6 +24,7 @@
 
 #include "mfu/file_system.h"
 #include "mfu/hwdb.h"
+#include "mfu/model.h"
 #include "mfu/note.h"
 #include "mfu/status.h"
 #include "mfu/telemetry.h"
@@ -33,7 +34,7 @@ namespace fleet {
 class JobLogCache;  // fleet/fleet_internal.h
 }  // namespace fleet
 
-inline constexpr int kFleetSchemaVersion = 1;
+inline constexpr int kFleetSchemaVersion = 3;  // the JSON schema of every command (docs/cli.md)
 
 // dcgm's clock-event (throttle) reason bits, DCGM_CLOCKS_EVENT_REASON_* /
 // nvml's nvmlClocksEventReason*: 0x1 gpu_idle, 0x2 applications_clocks_setting,
@@ -69,9 +70,10 @@ const char* MfuBandId(MfuBand band);  // "idle", "below_30", "30_to_60", "above_
 
 struct GpuEstimate {
   TelemetryDevice device;
-  std::string accelerator;  // hardware database id; "" when modelName is unknown
-  std::string job_id;       // "" when no job label or mapping names it
-  double seconds = 0;       // time covered by the samples (a snapshot: the interval)
+  std::string accelerator;       // hardware database id; "" when modelName is unknown
+  std::string accelerator_name;  // its display name ("NVIDIA H100 SXM5 80GB"); "" without one
+  std::string job_id;            // "" when no job label or mapping names it
+  double seconds = 0;            // time covered by the samples (a snapshot: the interval)
   int64_t last_sample_ms = 0;
   // Time-weighted means over the covered time; NaN where the field is absent.
   double gpu_util = 0;
@@ -139,7 +141,9 @@ struct JobLogSummary {
   double mfu = 0;                           // steady-state MFU; NaN when the log cannot give one
   double logged_mfu = 0;                    // the framework's own figure, steady state; NaN when not printed
   std::string model, model_source;          // sources: "jobs file", "header", "telemetry"
+  std::optional<ModelSpec> model_spec;      // the model `model` names; nullopt when unknown
   std::string gpu, gpu_source;              // hardware database id
+  std::string gpu_name;                     // its display name
   int64_t gpus = 0;
   std::string gpus_source;
   int64_t seq_len = 0;

@@ -122,6 +122,7 @@ GpuEstimate EstimateGpu(const TelemetryDevice& device, std::span<const Telemetry
   gpu.precision = inputs.precision;
   const Accelerator* accel = inputs.accelerator;
   gpu.accelerator = accel != nullptr ? accel->id : "";
+  gpu.accelerator_name = accel != nullptr ? accel->display_name() : "";
   gpu.gpu_share = MigShare(device.mig_profile, accel);
   gpu.boost_clock_mhz = accel != nullptr ? accel->boost_clock_mhz : kNaN;
   gpu.peak_flops =

@@ -141,7 +141,9 @@ void FillSummary(const LogAnalysis& a, const std::vector<std::string>& paths, Jo
   s.logged_mfu = a.steady_state.logged_mfu;
   s.model = a.model_name;
   s.model_source = SourceName(a.model_source);
+  s.model_spec = a.model;
   s.gpu = a.gpu != nullptr ? a.gpu->id : "";
+  s.gpu_name = a.gpu != nullptr ? a.gpu->display_name() : "";
   s.gpu_source = SourceName(a.gpu_source);
   s.gpus = a.gpus;
   s.gpus_source = SourceName(a.gpus_source);

@@ -72,20 +72,21 @@ TEST(FleetAnalyzeE2e, JsonSchema) {
   mfu_e2e::Result r = RunMfu({"fleet", "analyze", kT4, "--precision", "fp16", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 3);
   ASSERT_EQ(j["gpus"].size(), 1u);
   const nlohmann::json& g = j["gpus"][0];
-  for (const char* key : {"uuid", "hostname", "gpu_model", "accelerator", "tensor_active", "sm_clock_mhz",
-                          "estimated_tflops", "estimated_mfu", "estimated_mbu", "throttle_reasons", "findings"})
+  for (const char* key :
+       {"uuid", "hostname", "gpu_index", "gpu_model", "gpu", "tensor_active", "sm_clock_mhz", "covered_s",
+        "peak_flops_per_s", "estimated_flops_per_s", "estimated_mfu", "estimated_mbu", "throttle_reasons", "findings"})
     EXPECT_TRUE(g.contains(key)) << key;
   EXPECT_EQ(g["uuid"], "GPU-6d5c0ac5-74d7-3130-46f1-e93ed57f469a");
   EXPECT_EQ(g["hostname"], "cp-bm14r7");
   EXPECT_EQ(g["gpu_model"], "Tesla T4");
-  EXPECT_EQ(g["accelerator"], "t4-pcie-16gb");
+  EXPECT_EQ(g["gpu"]["id"], "t4-pcie-16gb");
   EXPECT_DOUBLE_EQ(g["tensor_active"].get<double>(), 0.005822);
   EXPECT_DOUBLE_EQ(g["sm_clock_mhz"].get<double>(), 660);
   EXPECT_NEAR(g["estimated_mfu"].get<double>(), 0.0024167, 1e-7);
-  EXPECT_NEAR(g["estimated_tflops"].get<double>(), 0.15708, 1e-5);
+  EXPECT_NEAR(g["estimated_flops_per_s"].get<double>(), 0.15708e12, 1e7);
   EXPECT_DOUBLE_EQ(g["estimated_mbu"].get<double>(), 0.092781);
   EXPECT_TRUE(j["jobs"].is_array());
   EXPECT_EQ(j["fleet"]["gpus"], 1);
@@ -155,7 +156,9 @@ TEST(FleetAnalyzeE2e, JobLogIsTheReportedMfu) {
   EXPECT_DOUBLE_EQ(log["tokens_per_s_per_gpu"].get<double>(), 6785);
   EXPECT_DOUBLE_EQ(log["logged_mfu"].get<double>(), 0.3973);
   EXPECT_NEAR(log["mfu"].get<double>(), expected, 1e-9);
-  EXPECT_EQ(log["gpu"], "h100-sxm5-80gb");
+  EXPECT_EQ(log["gpu"]["id"], "h100-sxm5-80gb");
+  EXPECT_EQ(log["gpu"]["name"], "NVIDIA H100 SXM5 80GB");
+  EXPECT_EQ(log["model"]["layers"], 32);  // the model object (schema 3; was the name)
   EXPECT_EQ(log["gpu_source"], "telemetry");
   EXPECT_EQ(log["model_source"], "jobs file");
   EXPECT_EQ(log["seq_len"], 8192);

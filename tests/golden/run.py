@@ -49,7 +49,7 @@ REL = 1e-6
 # has checks must meet at least one: see CHECKED_AREAS).
 CHECKS = [0]
 # Wall-clock fields: their values are replaced before comparing. Only the
-# planner's search time is one (goodput's wall_s and fleet's seconds are
+# planner's search time is one (goodput's wall_s and fleet's covered_s are
 # the input's own figures and stay pinned).
 ELAPSED = [re.compile(r'("elapsed_s": )[0-9.eE+-]+')]
 
@@ -569,10 +569,10 @@ def check_goodput(node, path, errors):
 
 
 def check_fleet(node, path, errors):
-    """mfu fleet analyze: each GPU's MFU is its estimated TFLOP/s over its
-    peak and its hours by band sum to its seconds x share; the fleet's hours
-    are the GPUs' sum and its MFU is GPU-weighted: the sum of estimated
-    FLOP/s over the sum of the peaks of the GPUs with an estimate
+    """mfu fleet analyze: each GPU's MFU is its estimated FLOP/s over its
+    peak and its hours by band sum to its covered_s x share; the fleet's
+    hours are the GPUs' sum and its MFU is GPU-weighted: the sum of
+    estimated FLOP/s over the sum of the peaks of the GPUs with an estimate
     (docs/fleet.md)."""
     if not (isinstance(node.get("fleet"), dict) and isinstance(node.get("gpus"), list)):
         return
@@ -581,14 +581,14 @@ def check_fleet(node, path, errors):
     for i, g in enumerate(node["gpus"]):
         where = f"{path}.gpus[{i}]"
         band_hours = sum(g["gpu_hours_by_band"].values())
-        if not close(band_hours, g["seconds"] * g["gpu_share"] / 3600):
-            errors.append(f"{where}: gpu_hours_by_band sum {band_hours} != seconds x gpu_share / 3600")
+        if not close(band_hours, g["covered_s"] * g["gpu_share"] / 3600):
+            errors.append(f"{where}: gpu_hours_by_band sum {band_hours} != covered_s x gpu_share / 3600")
         hours += band_hours
         if g.get("estimated_mfu") is not None:
-            if not close(g["estimated_mfu"], g["estimated_tflops"] / g["peak_tflops"]):
-                errors.append(f"{where}: estimated_mfu {g['estimated_mfu']} != estimated_tflops / peak_tflops")
-            flops += g["estimated_tflops"]
-            peaks += g["peak_tflops"]
+            if not close(g["estimated_mfu"], g["estimated_flops_per_s"] / g["peak_flops_per_s"]):
+                errors.append(f"{where}: estimated_mfu {g['estimated_mfu']} != estimated_flops_per_s / peak_flops_per_s")
+            flops += g["estimated_flops_per_s"]
+            peaks += g["peak_flops_per_s"]
     fleet = node["fleet"]
     if fleet["gpus"] != len(node["gpus"]):
         errors.append(f"{path}.fleet: gpus {fleet['gpus']} != {len(node['gpus'])} GPUs listed")
