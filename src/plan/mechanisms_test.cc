@@ -62,28 +62,37 @@ TEST(Mechanisms, AttentionRunsInSixteenBitUnderFp8) {
   EXPECT_DOUBLE_EQ(bf16.peak_flops, Gpu("h100-sxm5-80gb")->peak_flops(DType::kBf16));
 }
 
-TEST(Mechanisms, Fp8QuantizationTrafficByHand) {
-  const ModelSpec m = Generic(2, 1024, 8, 4096, 32000);
-  EfficiencyParams e = TestEfficiency();
+// The FP8 quantization traffic of `m` on one H100 at 2048 tokens: the
+// vector time with 4 cast bytes per quantized element minus that with none.
+double Fp8CastSeconds(const ModelSpec& m) {
   FrameworkProfile fw = Framework("megatron-core");
   fw.fp8_cast_bytes = 0;
-  const PerfModel none = MakeWith(m, 2048, 1, nullptr, e, fw);
+  const PerfModel none = MakeWith(m, 2048, 1, nullptr, TestEfficiency(), fw);
   fw.fp8_cast_bytes = 4;
-  const PerfModel four = MakeWith(m, 2048, 1, nullptr, e, fw);
+  const PerfModel four = MakeWith(m, 2048, 1, nullptr, TestEfficiency(), fw);
   TrainingConfig c = Layout(1, 1, 1, 1);
   c.precision = DType::kFp8;
-  const double extra = four.Evaluate(c).breakdown.vector_s - none.Evaluate(c).breakdown.vector_s;
+  return four.Evaluate(c).breakdown.vector_s - none.Evaluate(c).breakdown.vector_s;
+}
+
+// Quantized elements of a GEMM group of `flops` (rows x cols, inner dim):
+// inputs, weights, output gradients.
+double QuantizedElements(double flops, double rows, double cols, double inner) {
+  return flops / (2 * cols) + flops / (2 * rows) + flops / (2 * inner);
+}
+
+// 4 bytes per element at the test efficiency's HBM rate.
+double CastSeconds(double elements) {
+  return 4 * elements / (Gpu("h100-sxm5-80gb")->memory_bw_tbps * 1e12 * TestEfficiency().vector_bw_fraction);
+}
+
+TEST(Mechanisms, Fp8QuantizationTrafficByHand) {
   // Per layer, T = 2048 tokens: Q/K/V/O as one h x 4h group (inner h), the
-  // gated MLP as one 3 x ffn group (width ffn, inner h). Quantized elements:
-  // inputs T x h per GEMM, weights, output gradients; 4 bytes each.
+  // gated MLP as one 3 x ffn group (width ffn, inner h); 2 layers.
   const double T = 2048, h = 1024, ffn = 4096;
   const double proj_flops = T * 4 * 2 * h * h, mlp_flops = T * 3 * 2 * h * ffn;
-  auto elements = [&](double f, double rows, double cols, double inner) {
-    return f / (2 * cols) + f / (2 * rows) + f / (2 * inner);
-  };
-  const double per_layer = elements(proj_flops, T, h, h) + elements(mlp_flops, T, ffn, h);
-  const double hbm = Gpu("h100-sxm5-80gb")->memory_bw_tbps * 1e12 * e.vector_bw_fraction;
-  EXPECT_NEAR(extra, 2 * 4 * per_layer / hbm, 1e-12);
+  const double per_layer = QuantizedElements(proj_flops, T, h, h) + QuantizedElements(mlp_flops, T, ffn, h);
+  EXPECT_NEAR(Fp8CastSeconds(Generic(2, 1024, 8, 4096, 32000)), 2 * CastSeconds(per_layer), 1e-12);
 }
 
 // Transformer Engine's and torchao's measured end-to-end FP8 speed-ups on
@@ -298,26 +307,13 @@ TEST(Mechanisms, MoeSyncCostsPerLayerAndPass) {
 // GEMM at their width (one column for a model without shared experts) and
 // quantized: T x h x E extra elements per layer.
 TEST(Mechanisms, RouterIsASixteenBitGemmOutsideFp8) {
-  const double T = 2048, h = 1024, E = 8, top_k = 2, ffn = 1024, layers = 2;
-  const ModelSpec m = GenericMoe(2, 1024, 8, 8, 2, 1024, 32000);
-  EfficiencyParams e = TestEfficiency();
-  FrameworkProfile fw = Framework("megatron-core");
-  fw.fp8_cast_bytes = 0;
-  const PerfModel none = MakeWith(m, 2048, 1, nullptr, e, fw);
-  fw.fp8_cast_bytes = 4;
-  const PerfModel four = MakeWith(m, 2048, 1, nullptr, e, fw);
-  TrainingConfig c = Layout(1, 1, 1, 1);
-  c.precision = DType::kFp8;
-  const double extra = four.Evaluate(c).breakdown.vector_s - none.Evaluate(c).breakdown.vector_s;
-  auto elements = [&](double f, double rows, double cols, double inner) {
-    return f / (2 * cols) + f / (2 * rows) + f / (2 * inner);
-  };
+  const double T = 2048, h = 1024, E = 8, top_k = 2, ffn = 1024;
   // Q/K/V/O as one group (width h, inner h); the experts as the grouped
-  // GEMM: T x top_k / E rows each, width ffn, gated (3 matrices).
+  // GEMM: T x top_k / E rows each, width ffn, gated (3 matrices); 2 layers.
   const double proj_flops = T * 4 * 2 * h * h, expert_flops = T * top_k * 3 * 2 * h * ffn;
-  const double per_layer = elements(proj_flops, T, h, h) + elements(expert_flops, T * top_k / E, ffn, h);
-  const double hbm = Gpu("h100-sxm5-80gb")->memory_bw_tbps * 1e12 * e.vector_bw_fraction;
-  EXPECT_NEAR(extra, layers * 4 * per_layer / hbm, 1e-12);
+  const double per_layer =
+      QuantizedElements(proj_flops, T, h, h) + QuantizedElements(expert_flops, T * top_k / E, ffn, h);
+  EXPECT_NEAR(Fp8CastSeconds(GenericMoe(2, 1024, 8, 8, 2, 1024, 32000)), 2 * CastSeconds(per_layer), 1e-12);
 }
 
 TEST(Mechanisms, UnevenStagesCountTheBusiestStageExactly) {
