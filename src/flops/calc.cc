@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "base/param.h"
@@ -29,24 +30,40 @@ Status CheckGivenPositive(double value, const char* param) {
 
 }  // namespace
 
+namespace {
+
+// The bands of published MFU, each with its JSON code and its sentence:
+// one table, so the two can never disagree on a threshold.
+struct BandRow {
+  double upto;  // inclusive upper bound (the first band excludes it)
+  const char* code;
+  const char* sentence;
+};
+constexpr BandRow kBands[] = {
+    {0.30, "below_typical", "below the typical 30-60% band"},
+    {0.60, "typical", "within the typical 30-60% band"},
+    {0.75, "leading", "leading: the best published runs reach ~70%"},
+};
+constexpr BandRow kAbovePublished = {0, "above_published", "above any published run: check the inputs"};
+
+const BandRow& BandOf(double mfu) {
+  if (mfu < kBands[0].upto)
+    return kBands[0];
+  for (const BandRow& b : std::span(kBands).subspan(1)) {
+    if (mfu <= b.upto)
+      return b;
+  }
+  return kAbovePublished;
+}
+
+}  // namespace
+
 std::string MfuBand(double mfu) {
-  if (mfu < 0.30)
-    return "below the typical 30-60% band";
-  if (mfu <= 0.60)
-    return "within the typical 30-60% band";
-  if (mfu <= 0.75)
-    return "leading: the best published runs reach ~70%";
-  return "above any published run: check the inputs";
+  return BandOf(mfu).sentence;
 }
 
 const char* MfuBandCode(double mfu) {
-  if (mfu < 0.30)
-    return "below_typical";
-  if (mfu <= 0.60)
-    return "typical";
-  if (mfu <= 0.75)
-    return "leading";
-  return "above_published";
+  return BandOf(mfu).code;
 }
 
 StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, const TrainingThroughput& in,

@@ -223,6 +223,11 @@ TEST(Calc, Bands) {
   EXPECT_STREQ(MfuBandCode(0.45), "typical");
   EXPECT_STREQ(MfuBandCode(0.7), "leading");
   EXPECT_STREQ(MfuBandCode(0.9), "above_published");
+  // Boundaries: 30% and 60% are typical, 75% leading (the bands as stated).
+  EXPECT_STREQ(MfuBandCode(0.30), "typical");
+  EXPECT_STREQ(MfuBandCode(0.60), "typical");
+  EXPECT_STREQ(MfuBandCode(0.75), "leading");
+  EXPECT_EQ(MfuBand(0.30), "within the typical 30-60% band");
 }
 
 // The plausibility note every job attaches: 1,000 TFLOP/s of model FLOPs on a
