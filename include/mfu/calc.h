@@ -52,8 +52,9 @@ StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, co
 // "below the typical 30-60% band", "within the typical 30-60% band",
 // "leading: the best published runs reach ~70%", or "above any published
 // run: check the inputs".
-std::string MfuBand(double mfu);
-// The band of MfuBand as a code, for JSON: "below_typical" (< 30%),
+// (Not MfuBand: that is fleet.h's enum of GPU-hour bands.)
+std::string DescribeMfuBand(double mfu);
+// The band of DescribeMfuBand as a code, for JSON: "below_typical" (< 30%),
 // "typical" (30-60%), "leading" (60-75%), "above_published" (> 75%).
 const char* MfuBandCode(double mfu);
 

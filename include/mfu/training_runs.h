@@ -76,6 +76,9 @@ struct SkippedRun {
 struct TrainingRunSet {
   std::vector<TrainingRun> runs;
   std::vector<SkippedRun> skipped;
+
+  // The distinct `source` values of the runs, in order of first appearance.
+  std::vector<std::string> Sources() const;
 };
 
 // Parses the CSV text. kParse (naming `origin`, the line and the column) when

@@ -40,6 +40,16 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
+bool StartsWithNoCase(std::string_view s, std::string_view prefix_lower) {
+  if (s.size() < prefix_lower.size())
+    return false;
+  for (size_t i = 0; i < prefix_lower.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix_lower[i])
+      return false;
+  }
+  return true;
+}
+
 int EditDistance(std::string_view a, std::string_view b) {
   std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j)

@@ -15,6 +15,8 @@ std::string ToLower(std::string_view s);
 std::string_view Trim(std::string_view s);
 std::vector<std::string> Split(std::string_view s, char sep);
 bool StartsWith(std::string_view s, std::string_view prefix);
+// StartsWith ignoring ASCII case of `s`; `prefix_lower` is lower case.
+bool StartsWithNoCase(std::string_view s, std::string_view prefix_lower);
 
 // Levenshtein distance, for "did you mean" suggestions (ninja's
 // SpellcheckString).

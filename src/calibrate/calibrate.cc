@@ -328,15 +328,6 @@ FamilySearch Search(FamilyObjective& objective, EfficiencyParams& p, const Calib
   return s;
 }
 
-std::vector<std::string> SourcesOf(const TrainingRunSet& runs) {
-  std::vector<std::string> sources;
-  for (const TrainingRun& r : runs.runs) {
-    if (!Contains(sources, r.source))
-      sources.push_back(r.source);
-  }
-  return sources;
-}
-
 Status CheckOptions(const CalibrateOptions& options, const std::vector<std::string>& sources) {
   if (options.sweeps < 1 || options.sweeps > 1000)
     return InvalidArgumentError("calibrate: sweeps must be in [1, 1000]");
@@ -497,7 +488,7 @@ StatusOr<CalibrationResult> Calibrate(const TrainingRunSet& runs, const Hardware
                                       const EfficiencyDb& start, const CalibrateOptions& options) {
   if (runs.runs.empty())
     return InvalidArgumentError("calibrate: no usable runs");
-  MFU_RETURN_IF_ERROR(CheckOptions(options, SourcesOf(runs)));
+  MFU_RETURN_IF_ERROR(CheckOptions(options, runs.Sources()));
   const EfficiencyDb& prior = options.prior != nullptr ? *options.prior : start;
   MFU_ASSIGN_OR_RETURN(RunSet set, RunSet::Prepare(runs, hw, clusters, start, options.frameworks));
   CalibrationResult result;

@@ -15,15 +15,6 @@
 namespace mfu {
 namespace {
 
-std::vector<std::string> SourcesOf(const TrainingRunSet& runs) {
-  std::vector<std::string> sources;
-  for (const TrainingRun& r : runs.runs) {
-    if (std::find(sources.begin(), sources.end(), r.source) == sources.end())
-      sources.push_back(r.source);
-  }
-  return sources;
-}
-
 double MeanMape(const AccuracyReport& report) {
   double sum = 0;
   for (const SourceAccuracy& a : report.by_source)
@@ -39,7 +30,7 @@ StatusOr<CrossValidation> CrossValidate(const TrainingRunSet& runs, const Hardwa
     return InvalidArgumentError(
         "cross-validation: options.prior and options.hold_out must be unset (the prior is an argument, every "
         "source is held out in turn)");
-  const std::vector<std::string> sources = SourcesOf(runs);
+  const std::vector<std::string> sources = runs.Sources();
   if (sources.size() < 2)
     return InvalidArgumentError("cross-validation: needs runs from two sources or more");
   // Fold 0 fits every source; fold k + 1 all but sources[k]. Folds are

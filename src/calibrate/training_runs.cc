@@ -427,6 +427,15 @@ StatusOr<TrainingRun> ParseRun(const Row& row, int row_id) {
 
 }  // namespace
 
+std::vector<std::string> TrainingRunSet::Sources() const {
+  std::vector<std::string> sources;
+  for (const TrainingRun& r : runs) {
+    if (std::find(sources.begin(), sources.end(), r.source) == sources.end())
+      sources.push_back(r.source);
+  }
+  return sources;
+}
+
 StatusOr<TrainingRunSet> ParseTrainingRuns(std::string_view csv_text, std::string_view origin) {
   static const base::TableSchema<Row> kSchema =
       base::TextCellsSchema(kRequiredColumns, kOptionalColumns, /*ignore_unknown=*/true);

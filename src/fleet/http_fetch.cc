@@ -9,17 +9,13 @@
 #include <utility>
 #include <vector>
 
-namespace mfu {
-namespace {
+#include "base/strings.h"
 
-bool StartsWithNoCase(std::string_view text, std::string_view prefix) {
-  if (text.size() < prefix.size())
-    return false;
-  for (size_t i = 0; i < prefix.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i])
-      return false;
-  return true;
-}
+namespace mfu {
+// Named, not anonymous: Impl below holds one, and a class with external
+// linkage must not hold a type with internal linkage (-Wsubobject-linkage in
+// the unity build).
+namespace http_fetch_internal {
 
 // A URL split for cpp-httplib: the client takes the origin, the request the
 // path. `where` (the URL as given) starts every error message.
@@ -28,6 +24,12 @@ struct SplitUrl {
   std::string origin;
   std::string path;
 };
+
+}  // namespace http_fetch_internal
+
+namespace {
+
+using http_fetch_internal::SplitUrl;
 
 StatusOr<SplitUrl> Split(std::string_view url) {
   SplitUrl out;
@@ -89,7 +91,7 @@ StatusOr<std::string> GetOn(httplib::Client& client, const SplitUrl& url, const 
 }  // namespace
 
 bool IsHttpUrl(std::string_view text) {
-  return StartsWithNoCase(text, "http://") || StartsWithNoCase(text, "https://");
+  return base::StartsWithNoCase(text, "http://") || base::StartsWithNoCase(text, "https://");
 }
 
 StatusOr<std::string> HttpGet(std::string_view url, const HttpFetchOptions& options) {
@@ -100,7 +102,7 @@ StatusOr<std::string> HttpGet(std::string_view url, const HttpFetchOptions& opti
 }
 
 struct HttpKeepAliveClient::Impl {
-  SplitUrl url;
+  http_fetch_internal::SplitUrl url;
   HttpFetchOptions options;
   std::mutex mu;
   // Clients whose last request succeeded, each holding its open connection.

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "base/strings.h"
 #include "fleet/telemetry_internal.h"
 #include "mfu/telemetry.h"
 
@@ -125,16 +126,6 @@ bool EqualsUpper(std::string_view upper, std::string_view s) {
   return true;
 }
 
-bool StartsWithNoCase(std::string_view s, std::string_view prefix_lower) {
-  if (s.size() < prefix_lower.size())
-    return false;
-  for (size_t i = 0; i < prefix_lower.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix_lower[i])
-      return false;
-  }
-  return true;
-}
-
 // DCGM's blank values (NVIDIA/DCGM dcgmlib/dcgm_structs.h, nvcmvalue.h):
 // DCGM_INT32_BLANK 0x7ffffff0, DCGM_INT64_BLANK 0x7ffffffffffffff0,
 // DCGM_FP64_BLANK 140737488355328.0 (2^47), each followed by NOT_FOUND (+1),
@@ -165,7 +156,7 @@ std::optional<TelemetryField> ResolveTelemetryMetric(std::string_view name, doub
     }
     return std::nullopt;
   }
-  if (StartsWithNoCase(name, "amd_"))
+  if (base::StartsWithNoCase(name, "amd_"))
     name.remove_prefix(4);
   for (const MetricName& m : kAmdNames) {
     if (EqualsUpper(m.name, name)) {

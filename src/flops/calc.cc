@@ -58,7 +58,7 @@ const BandRow& BandOf(double mfu) {
 
 }  // namespace
 
-std::string MfuBand(double mfu) {
+std::string DescribeMfuBand(double mfu) {
   return BandOf(mfu).sentence;
 }
 
@@ -121,7 +121,7 @@ StatusOr<MfuResult> ComputeMfu(const ModelSpec& spec, const Accelerator& gpu, co
                            " FLOP/s per GPU on " + gpu.id + ": " + above->message +
                            " (check parameter 'gpus', parameter 'seq_len' and parameter 'precision')");
   }
-  r.band = MfuBand(r.mfu);
+  r.band = DescribeMfuBand(r.mfu);
   return r;
 }
 

@@ -216,9 +216,9 @@ TEST(Calc, RejectsContradictoryAndImpossibleInputs) {
 }
 
 TEST(Calc, Bands) {
-  EXPECT_EQ(MfuBand(0.2), "below the typical 30-60% band");
-  EXPECT_EQ(MfuBand(0.45), "within the typical 30-60% band");
-  EXPECT_EQ(MfuBand(0.7), "leading: the best published runs reach ~70%");
+  EXPECT_EQ(DescribeMfuBand(0.2), "below the typical 30-60% band");
+  EXPECT_EQ(DescribeMfuBand(0.45), "within the typical 30-60% band");
+  EXPECT_EQ(DescribeMfuBand(0.7), "leading: the best published runs reach ~70%");
   EXPECT_STREQ(MfuBandCode(0.2), "below_typical");
   EXPECT_STREQ(MfuBandCode(0.45), "typical");
   EXPECT_STREQ(MfuBandCode(0.7), "leading");
@@ -227,7 +227,7 @@ TEST(Calc, Bands) {
   EXPECT_STREQ(MfuBandCode(0.30), "typical");
   EXPECT_STREQ(MfuBandCode(0.60), "typical");
   EXPECT_STREQ(MfuBandCode(0.75), "leading");
-  EXPECT_EQ(MfuBand(0.30), "within the typical 30-60% band");
+  EXPECT_EQ(DescribeMfuBand(0.30), "within the typical 30-60% band");
 }
 
 // The plausibility note every job attaches: 1,000 TFLOP/s of model FLOPs on a

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/stats.h"
 #include "goodput/parameter_checks.h"
 #include "mfu/goodput.h"
 
@@ -434,14 +435,6 @@ std::array<Ns, static_cast<size_t>(Paint::kCount)> Sweep(std::vector<Span>& span
   return total;
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty())
-    return kLogNaN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // productive + badput[0] + ... + badput[kOther] == wall, summed in that
 // order, exactly: `other` is the remainder, nudged by an ulp where the
 // rounding of the sum needs it, and never negative.
@@ -638,7 +631,7 @@ void FillCheckpoints(GoodputReport& r, const SaveStats& saves, std::vector<doubl
     r.checkpoint_time_s = std::accumulate(saves.blocking_s.begin(), saves.blocking_s.end(), 0.0) /
                           static_cast<double>(saves.blocking_s.size());
   }
-  r.checkpoint_interval.observed_s = Median(std::move(between_saves));
+  r.checkpoint_interval.observed_s = base::Median(std::move(between_saves), kLogNaN);
   FillIntervals(r, options);
   r.steady_state_mfu = options.steady_state_mfu;
   if (std::isfinite(options.steady_state_mfu) && std::isfinite(r.ettr))

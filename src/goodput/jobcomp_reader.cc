@@ -27,10 +27,6 @@
 namespace mfu::goodput_internal {
 namespace {
 
-std::string_view StripCr(std::string_view line) {
-  return !line.empty() && line.back() == '\r' ? line.substr(0, line.size() - 1) : line;
-}
-
 // "Key=" at the start of `token`, Key letters only (jobcomp's keys are).
 bool StartsWithKey(std::string_view token) {
   const size_t eq = token.find('=');

@@ -54,10 +54,6 @@ std::vector<std::string_view> SplitFields(std::string_view line) {
   return out;
 }
 
-std::string_view StripCr(std::string_view line) {
-  return !line.empty() && line.back() == '\r' ? line.substr(0, line.size() - 1) : line;
-}
-
 // A JobID split: "123.batch" -> job "123", step "batch"; "123_4" -> job
 // "123_4"; "123+1.0" -> job "123", het component "1", step "0".
 struct JobIdParts {

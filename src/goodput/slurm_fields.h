@@ -14,6 +14,11 @@
 
 namespace mfu::goodput_internal {
 
+// `line` without a trailing '\r' (files written on Windows).
+inline std::string_view StripCr(std::string_view line) {
+  return !line.empty() && line.back() == '\r' ? line.substr(0, line.size() - 1) : line;
+}
+
 // A Slurm time stamp as sacct and jobcomp/filetxt print it,
 // "2026-12-01T10:00:00" (strftime "%FT%T" of the controller's local time:
 // converted with this process's time zone, so run mfu with the cluster's

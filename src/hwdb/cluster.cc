@@ -12,8 +12,8 @@ namespace mfu {
 
 namespace {
 
-constexpr std::string_view kBuiltinPath = "clusters/clusters.csv";
-constexpr std::string_view kBuiltinOrigin = "data/clusters/clusters.csv";
+constexpr std::string_view kBuiltinClustersPath = "clusters/clusters.csv";
+constexpr std::string_view kBuiltinClustersOrigin = "data/clusters/clusters.csv";
 
 // Sanity limits, in the CSV's units. Nothing shipping is within two orders of
 // magnitude of them; a larger value is a unit mistake (bytes for GB, Mb/s...).
@@ -23,7 +23,7 @@ constexpr double kMaxLatencyUs = 1e6;     // 1 s
 constexpr double kMaxDomainGpus = 1e6;
 constexpr double kMaxClusterGpus = 1e9;
 
-using Col = base::Column<Cluster>;
+using ClusterCol = base::Column<Cluster>;
 
 // Zero is out of range too when `positive`.
 base::Bounds AtLeastZero(bool positive) {
@@ -33,13 +33,13 @@ base::Bounds AtLeastZero(bool positive) {
 
 // A count of GPUs: "{} is absurd (more than 1M)" above `max`.
 template <typename T>
-Col Count(const char* name, T Cluster::*field, double max, bool positive) {
+ClusterCol Count(const char* name, T Cluster::*field, double max, bool positive) {
   return base::IntegerColumn(name, field,
                              AtLeastZero(positive).Max(max, "{} is absurd (more than " + base::FormatSi(max) + ")"));
 }
 
 // Stored as `scale` x the CSV value; `max` bounds the CSV value (0: none).
-Col Number(const char* name, double Cluster::*field, double scale, double max, bool positive, const char* unit) {
+ClusterCol Number(const char* name, double Cluster::*field, double scale, double max, bool positive, const char* unit) {
   base::Bounds bounds = AtLeastZero(positive);
   if (max > 0)
     bounds.Max(max, "{} is absurd (the limit is " + base::FormatSi(max) + "; check the unit)");
@@ -62,7 +62,7 @@ Status CheckCluster(const Cluster& c, const std::string& where) {
 // The table of data/clusters/clusters.csv, columns in file order. An id or
 // alias (case-insensitively) names one cluster, so Find does not depend on
 // file order.
-const base::TableSchema<Cluster>& Schema() {
+const base::TableSchema<Cluster>& ClusterSchema() {
   static const base::TableSchema<Cluster> schema = [] {
     base::TableSchema<Cluster> s = base::KeyedSchema("cluster", "id", &Cluster::id);
     s.check_id = base::CheckSlugId;
@@ -99,15 +99,15 @@ const base::TableSchema<Cluster>& Schema() {
 
 StatusOr<ClusterDb> ClusterDb::LoadBuiltin() {
   for (const base::EmbeddedFile& file : base::HardwareDataFiles()) {
-    if (file.path != kBuiltinPath)
+    if (file.path != kBuiltinClustersPath)
       continue;
     ClusterDb db;
-    Status status = db.AddCsv(file.bytes, kBuiltinOrigin);
+    Status status = db.AddCsv(file.bytes, kBuiltinClustersOrigin);
     if (!status.ok())
       return InternalError("built-in cluster table is broken: " + status.message());
     return db;
   }
-  return InternalError(std::string(kBuiltinOrigin) + " is not compiled in");
+  return InternalError(std::string(kBuiltinClustersOrigin) + " is not compiled in");
 }
 
 Status ClusterDb::AddFile(const FileSystem& fs, const std::string& path) {
@@ -116,11 +116,11 @@ Status ClusterDb::AddFile(const FileSystem& fs, const std::string& path) {
 }
 
 Status ClusterDb::AddCsv(std::string_view text, std::string_view origin) {
-  return base::MergeTableCsv(Schema(), clusters_, text, origin);
+  return base::MergeTableCsv(ClusterSchema(), clusters_, text, origin);
 }
 
 std::string ClusterDb::ToCsv() const {
-  return base::WriteTableCsv(Schema(), clusters_);
+  return base::WriteTableCsv(ClusterSchema(), clusters_);
 }
 
 StatusOr<const Cluster*> ClusterDb::Find(std::string_view name) const {

@@ -3,6 +3,7 @@
 // The phases of AnalyzeTrainingLog (log_analysis.cc): the steady-state window
 // (steady_state.cc) and the findings (log_findings*.cc). Private to mfu_log.
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -21,6 +22,11 @@ RateKind ChooseRateKind(const std::vector<LogStep>& steps);
 // The figure of `kind` for `step`, NaN when the line lacks it.
 double StepRate(const LogStep& step, RateKind kind);
 const char* RateKindName(RateKind kind);
+
+// A finite value above zero (a usable rate, time or count).
+inline bool Positive(double x) {
+  return std::isfinite(x) && x > 0;
+}
 
 // Median of the finite values (NaN when none); reorders a copy.
 double Median(std::vector<double> values);

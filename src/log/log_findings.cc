@@ -20,10 +20,6 @@ namespace {
 constexpr double kA100Peak = 312e12;  // A100 dense BF16, the fallback of torchtitan/nanoGPT/OLMo-core
 constexpr double kCauseMatch = 0.03;  // a ratio within 3% of a cause's factor is that cause
 
-bool Positive(double x) {
-  return std::isfinite(x) && x > 0;
-}
-
 double Pct(double fraction) {
   return 100 * fraction;
 }

@@ -20,11 +20,7 @@ constexpr size_t kRegressionLines = 3;        // ... for >= 3 consecutive lines
 constexpr double kSpikeFactor = 2;            // a spike: 2x slower or faster than both neighbours
 constexpr double kPeriodicSpikeFactor = 1.5;  // ... or slower than both and 1.5x below the median, at a
                                               // fixed step period (>= 3 lines)
-constexpr double kCauseMatch = 0.05;
-
-bool Positive(double x) {
-  return std::isfinite(x) && x > 0;
-}
+constexpr double kShapeCauseMatch = 0.05;     // a ratio within 5% of a cause's factor
 
 LogFinding Make(const char* kind, const LogStep& s, std::string message) {
   LogFinding f;
@@ -307,7 +303,7 @@ void AddHfFindings(const FlopsAlternatives& flops, LogAnalysis& a) {
   const LogHeader& h = a.timeline.header;
   if (flops.total_params > 0 && Positive(h.parameters) && a.gpus > 1) {
     const double shard = flops.total_params / static_cast<double>(a.gpus);
-    if (std::fabs(h.parameters / shard - 1) <= kCauseMatch) {
+    if (std::fabs(h.parameters / shard - 1) <= kShapeCauseMatch) {
       LogFinding f;
       f.kind = "sharded_parameters";
       f.message = fmt::format(
@@ -343,21 +339,21 @@ void AddHfFindings(const FlopsAlternatives& flops, LogAnalysis& a) {
   const std::string basis =
       fmt::format("6 x {:.4g} non-embedding parameters x {:.0f} tokens ({}) = {:.4g}", n, tokens, how, expected);
   const auto gpus = static_cast<double>(a.gpus);
-  if (a.gpus > 1 && std::fabs(ratio * gpus - 1) <= kCauseMatch) {
+  if (a.gpus > 1 && std::fabs(ratio * gpus - 1) <= kShapeCauseMatch) {
     a.findings.push_back(
         Make("sharded_parameters", *last,
              fmt::format("total_flos {:.4g} is 1/{} of {}: under FSDP or ZeRO-3 the Trainer's num_parameters() "
                          "counts one rank's shard, so total_flos is 6 x N x tokens / world size (and it counts "
                          "padding, no attention); take FLOPs from mfu's recomputed figures",
                          last->logged_total_flos, a.gpus, basis)));
-  } else if (ratio > 1 + kCauseMatch) {
+  } else if (ratio > 1 + kShapeCauseMatch) {
     a.findings.push_back(
         Make("padding_counted", *last,
              fmt::format("total_flos {:.4g} is {:.2f}x {}: the Trainer counts input_ids.numel(), "
                          "padding tokens included; pass parameter 'seq_len' as the padded length or read "
                          "mfu's figures",
                          last->logged_total_flos, ratio, basis)));
-  } else if (ratio < 1 - kCauseMatch) {
+  } else if (ratio < 1 - kShapeCauseMatch) {
     a.findings.push_back(
         Make("logged_tflops_mismatch", *last,
              fmt::format("total_flos {:.4g} is {:.3f}x {}: check parameter 'global_batch', parameter 'seq_len' and "

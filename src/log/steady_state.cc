@@ -12,10 +12,6 @@
 namespace mfu::log_internal {
 namespace {
 
-bool Positive(double x) {
-  return std::isfinite(x) && x > 0;
-}
-
 bool InBand(double rate, double median, double band) {
   return Positive(rate) && std::fabs(rate / median - 1) <= band;
 }

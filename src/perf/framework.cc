@@ -24,7 +24,7 @@ Status CheckAlias(const std::string& alias) {
   return base::CheckSlugId(alias);
 }
 
-constexpr std::string_view kBuiltinPath = "frameworks/frameworks.csv";
+constexpr std::string_view kBuiltinFrameworksPath = "frameworks/frameworks.csv";
 constexpr const char* kRecipes[] = {"", "delayed", "tensorwise", "rowwise", "blockwise", "mxfp8", "nvfp4"};
 
 using Col = base::Column<FrameworkProfile>;
@@ -296,7 +296,7 @@ const char* CpModeName(CpMode mode) {
 
 StatusOr<FrameworkDb> FrameworkDb::LoadBuiltin() {
   for (const base::EmbeddedFile& file : base::PerfDataFiles()) {
-    if (file.path != kBuiltinPath)
+    if (file.path != kBuiltinFrameworksPath)
       continue;
     FrameworkDb db;
     Status s = db.AddCsv(file.bytes, "data/frameworks/frameworks.csv");

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/stats.h"
 #include "base/strings.h"
 #include "base/table.h"
 
@@ -48,9 +49,9 @@ bool IsGemm(KernelFigureKind k) {
 // columns a row needs, and what they mean, depend on its kind (m;n;k lists
 // for a GEMM, ranks and fabric for a collective), and the figures are a
 // read-only list, never merged or overridden.
-class Row {
+class FigureRow {
  public:
-  explicit Row(const base::TableRow<base::TextCells>& row) : row_(row) {}
+  explicit FigureRow(const base::TableRow<base::TextCells>& row) : row_(row) {}
   const std::string& where() const { return row_.where; }
   std::string Text(const char* name) const { return std::string(row_.value.Get(name)); }
   Status Error(const char* name, const std::string& message) const {
@@ -99,7 +100,7 @@ class Row {
 };
 
 // m, n, k: one value each, or lists of one length (a single value repeats).
-Status ParseGemmShapes(const Row& row, KernelFigure& f) {
+Status ParseGemmShapes(const FigureRow& row, KernelFigure& f) {
   MFU_ASSIGN_OR_RETURN(std::vector<double> m, row.List("m"));
   MFU_ASSIGN_OR_RETURN(std::vector<double> n, row.List("n"));
   MFU_ASSIGN_OR_RETURN(std::vector<double> k, row.List("k"));
@@ -132,7 +133,7 @@ Status ParseGemmShapes(const Row& row, KernelFigure& f) {
   return Status::Ok();
 }
 
-Status ParseAttention(const Row& row, KernelFigure& f) {
+Status ParseAttention(const FigureRow& row, KernelFigure& f) {
   MFU_ASSIGN_OR_RETURN(f.seq, row.Number("seq", true));
   MFU_ASSIGN_OR_RETURN(f.head_dim, row.Number("head_dim", true));
   MFU_ASSIGN_OR_RETURN(f.causal, row.Choice("causal", kYesNo));
@@ -146,7 +147,7 @@ Status ParseAttention(const Row& row, KernelFigure& f) {
   return Status::Ok();
 }
 
-Status ParseCollective(const Row& row, KernelFigure& f) {
+Status ParseCollective(const FigureRow& row, KernelFigure& f) {
   MFU_ASSIGN_OR_RETURN(f.ranks, row.Number("ranks", true));
   MFU_ASSIGN_OR_RETURN(f.nodes, row.Number("nodes", false));
   f.nodes = std::max(f.nodes, 1.0);
@@ -161,7 +162,7 @@ Status ParseCollective(const Row& row, KernelFigure& f) {
 }
 
 // The units each kind can be measured in.
-Status CheckUnit(const Row& row, const KernelFigure& f) {
+Status CheckUnit(const FigureRow& row, const KernelFigure& f) {
   bool ok = false;
   switch (f.kind) {
     case KernelFigureKind::kGemm:
@@ -185,7 +186,7 @@ Status CheckUnit(const Row& row, const KernelFigure& f) {
   return Status::Ok();
 }
 
-StatusOr<KernelFigure> ParseFigure(const Row& row) {
+StatusOr<KernelFigure> ParseFigure(const FigureRow& row) {
   KernelFigure f;
   f.where = row.where();
   f.id = row.Text("id");
@@ -224,12 +225,6 @@ StatusOr<KernelFigure> ParseFigure(const Row& row) {
   return f;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 }  // namespace
 
 const char* KernelFigureKindName(KernelFigureKind kind) {
@@ -246,7 +241,7 @@ StatusOr<std::vector<KernelFigure>> ParseKernelFigures(std::string_view csv, std
   std::vector<KernelFigure> figures;
   std::set<std::string> ids;
   for (const base::TableRow<base::TextCells>& cells : rows) {
-    const Row row(cells);
+    const FigureRow row(cells);
     MFU_ASSIGN_OR_RETURN(KernelFigure f, ParseFigure(row));
     if (!ids.insert(f.id).second)
       return row.Error("id", "'" + f.id + "' appears twice");
@@ -293,7 +288,7 @@ StatusOr<KernelValidation> ValidateKernelFigures(const std::vector<KernelFigure>
         continue;
       }
       const double max = *std::max_element(it->second.begin(), it->second.end());
-      out.groups.push_back({p.family, kind, it->second.size(), Median(it->second), max});
+      out.groups.push_back({p.family, kind, it->second.size(), base::Median(it->second, 0), max});
     }
     out.unvalidated.emplace_back(p.family, std::move(missing));
   }

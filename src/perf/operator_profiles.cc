@@ -40,9 +40,9 @@ const std::vector<std::string> kComputeColumns = {"gpu",
                                                   "mlp_act_ms"};
 const std::vector<std::string> kCollectiveColumns = {"cluster", "collective", "gpus", "bytes", "median_ms"};
 
-class Row {
+class ProfileRow {
  public:
-  explicit Row(const base::TableRow<base::TextCells>& row) : row_(row) {}
+  explicit ProfileRow(const base::TableRow<base::TextCells>& row) : row_(row) {}
   StatusOr<std::string> Text(const char* name) const { return std::string(row_.value.Get(name)); }
   StatusOr<double> Number(const char* name) const {
     static const base::Bounds kNonNegative = [] {
@@ -69,7 +69,7 @@ StatusOr<std::vector<base::TableRow<base::TextCells>>> ReadRows(std::string_view
 Status ParseCompute(std::string_view text, const std::string& origin, OperatorProfiles& out) {
   MFU_ASSIGN_OR_RETURN(std::vector<base::TableRow<base::TextCells>> rows, ReadRows(text, origin, kComputeColumns));
   for (const base::TableRow<base::TextCells>& cells : rows) {
-    const Row row(cells);
+    const ProfileRow row(cells);
     MFU_ASSIGN_OR_RETURN(std::string gpu, row.Text("gpu"));
     MFU_ASSIGN_OR_RETURN(double h, row.Number("hidden"));
     MFU_ASSIGN_OR_RETURN(double ffn, row.Number("ffn"));
@@ -124,7 +124,7 @@ Status ParseCollectives(std::string_view text, const std::string& origin, Operat
   MFU_ASSIGN_OR_RETURN(std::vector<base::TableRow<base::TextCells>> rows, ReadRows(text, origin, kCollectiveColumns));
   for (const base::TableRow<base::TextCells>& cells : rows) {
     const std::string& where = cells.where;
-    const Row row(cells);
+    const ProfileRow row(cells);
     CollectiveSample s;
     MFU_ASSIGN_OR_RETURN(s.cluster, row.Text("cluster"));
     MFU_ASSIGN_OR_RETURN(std::string kind, row.Text("collective"));
@@ -160,7 +160,8 @@ double Mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
-double Median(std::vector<double> v) {
+// The upper median (the higher middle value of an even count); 0 when empty.
+double UpperMedian(std::vector<double> v) {
   if (v.empty())
     return 0;
   std::sort(v.begin(), v.end());
@@ -251,11 +252,11 @@ std::vector<VectorKernelFit> FitVectorKernels(const std::vector<const OperatorSa
     VectorKernelFit f;
     f.kernel = static_cast<VectorKernel>(k);
     f.samples = points.size();
-    f.median_before = Median(KernelErrors(points, p.vector_kernels[k]));
+    f.median_before = UpperMedian(KernelErrors(points, p.vector_kernels[k]));
     f.params = FitKernel(points, p.vector_kernels[k]);
     f.params.source = "fitted by mfu calibrate --operators to " + std::to_string(points.size()) +
                       " measured kernel times" + (origin.empty() ? "" : " (" + origin + ")");
-    f.median_after = Median(KernelErrors(points, f.params));
+    f.median_after = UpperMedian(KernelErrors(points, f.params));
     p.vector_kernels[k] = f.params;
     fits.push_back(f);
   }

@@ -16,21 +16,13 @@
 #include <unordered_set>
 #include <utility>
 
+#include "base/stats.h"
 #include "base/strings.h"
 #include "mfu/trace_collectives.h"
 #include "trace/collectives_internal.h"
 
 namespace mfu::trace {
 namespace {
-
-// Median with the two middle values averaged; 0 for an empty list.
-double Median(std::vector<double> v) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // [4^k, 4^(k+1)) containing `bytes`; {-1, -1} when unknown or empty.
 std::pair<int64_t, int64_t> SizeBucket(int64_t bytes) {
@@ -174,8 +166,8 @@ std::vector<CollectiveBandwidthStats> BandwidthStats(const std::vector<Collectiv
   }
   std::vector<CollectiveBandwidthStats> out;
   for (auto& [key, acc] : by_bucket) {
-    acc.stats.median_algbw_bytes_per_s = Median(std::move(acc.algbw));
-    acc.stats.median_busbw_bytes_per_s = Median(std::move(acc.busbw));
+    acc.stats.median_algbw_bytes_per_s = base::Median(std::move(acc.algbw), 0);
+    acc.stats.median_busbw_bytes_per_s = base::Median(std::move(acc.busbw), 0);
     out.push_back(acc.stats);
   }
   return out;
