@@ -50,12 +50,25 @@ bool EndsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
+}  // namespace
+
+// Named, not anonymous: FleetExporter::Impl holds one, and a class with
+// external linkage must not hold a type with internal linkage
+// (-Wsubobject-linkage in the unity build).
+namespace exporter_internal {
+
 // One analyzed snapshot: what /metrics serves while it is fresh.
 struct Snapshot {
   FleetReport report;
   std::vector<FleetGpuExtras> extras;  // parallel to report.gpus
   int64_t unix_ms = 0;
 };
+
+}  // namespace exporter_internal
+
+namespace {
+
+using exporter_internal::Snapshot;
 
 // The outcome of one upstream scrape.
 struct Scrape {

@@ -10,7 +10,9 @@
 #include "mfu/telemetry.h"
 #include "testing/telemetry_gen.h"
 
-namespace mfu {
+// Helpers in their own namespace: the unity build compiles this file with
+// its target's other tests.
+namespace mfu::query_range_reader_test {
 namespace {
 
 using F = TelemetryField;
@@ -243,4 +245,4 @@ TEST(QueryRangeReader, GeneratedRangeReadsBack) {
 }
 
 }  // namespace
-}  // namespace mfu
+}  // namespace mfu::query_range_reader_test

@@ -8,7 +8,9 @@
 #include "fleet/telemetry_test_util.h"
 #include "mfu/telemetry.h"
 
-namespace mfu {
+// Helpers in their own namespace: the unity build compiles this file with
+// its target's other tests.
+namespace mfu::telemetry_captures_test {
 namespace {
 
 using F = TelemetryField;
@@ -139,4 +141,4 @@ TEST(TelemetryCaptures, AmdMetricsMini) {
 }
 
 }  // namespace
-}  // namespace mfu
+}  // namespace mfu::telemetry_captures_test

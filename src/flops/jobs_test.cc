@@ -17,7 +17,7 @@
 namespace mfu {
 namespace {
 
-ModelSpec Llama8b() {
+ModelSpec Llama8bSpec() {
   auto m = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   EXPECT_TRUE(m.ok()) << m.status().message();
   return m.ok() ? *m : ModelSpec{};
@@ -27,7 +27,7 @@ ModelSpec Llama8b() {
 // bytes of bf16 = 8,030,261,248 parameters.
 TEST(CountFlops, TrainingDefaultsAndMessages) {
   FlopsRequest r;
-  r.model = Llama8b();
+  r.model = Llama8bSpec();
   auto f = CountFlops(r);
   ASSERT_TRUE(f.ok()) << f.status().message();
   EXPECT_EQ(f->params.total, 8030261248.0);
@@ -58,7 +58,7 @@ TEST(CountFlops, TrainingDefaultsAndMessages) {
 // x 2 bytes = 131,072 bytes per token.
 TEST(EstimateMemory, KvCacheLayoutAndMessages) {
   MemoryRequest r;
-  r.model = Llama8b();
+  r.model = Llama8bSpec();
   r.seq_len = 8192;
   auto m = EstimateMemory(r);
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -81,7 +81,7 @@ TEST(EstimateMemory, KvCacheLayoutAndMessages) {
 // sequence or KV context is a data error, as in flops, calc and infer.
 TEST(EstimateMemory, BeyondTheModelsMaximumIsOutOfRange) {
   MemoryRequest r;
-  r.model = Llama8b();
+  r.model = Llama8bSpec();
   ASSERT_EQ(r.model.max_position_embeddings, 131072);
   r.seq_len = 131072;
   EXPECT_TRUE(EstimateMemory(r).ok());
@@ -98,7 +98,7 @@ TEST(EstimateMemory, BeyondTheModelsMaximumIsOutOfRange) {
 // request spelled them, not as "fp4".
 TEST(EstimateMemory, FourBitStorageKeepsItsName) {
   MemoryRequest r;
-  r.model = Llama8b();
+  r.model = Llama8bSpec();
   r.seq_len = 4096;
   r.weight_dtype = "INT4";
   auto m = EstimateMemory(r);
@@ -121,7 +121,7 @@ TEST(RunCalc, TorchtitanRowThroughTheRequest) {
   auto db = HardwareDb::LoadBuiltin();
   ASSERT_TRUE(db.ok());
   CalcRequest r;
-  r.model = Llama8b();
+  r.model = Llama8bSpec();
   r.gpu = "h100";
   r.throughput.gpus = 8;
   r.throughput.seq_len = 8192;

@@ -12,7 +12,9 @@
 #include "log/log_test_util.h"
 #include "mfu/training_log.h"
 
-namespace mfu {
+// Helpers in their own namespace: the unity build compiles this file with
+// its target's other tests.
+namespace mfu::deepspeed_parser_test {
 namespace {
 
 using log_testing::ReadExcerptTimeline;
@@ -138,4 +140,4 @@ TEST(DeepSpeed, CurrentProfilerWording) {
 }
 
 }  // namespace
-}  // namespace mfu
+}  // namespace mfu::deepspeed_parser_test

@@ -9,7 +9,9 @@
 #include "log/analysis_test_util.h"
 #include "log/log_analysis_internal.h"
 
-namespace mfu {
+// Helpers in their own namespace: the unity build compiles this file with
+// its target's other tests.
+namespace mfu::steady_state_test {
 namespace {
 
 using log_test::Db;
@@ -104,4 +106,4 @@ TEST(SteadyState, NoThroughputNoWindow) {
 }
 
 }  // namespace
-}  // namespace mfu
+}  // namespace mfu::steady_state_test

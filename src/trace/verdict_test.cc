@@ -17,7 +17,9 @@
 #include "testing/trace_builder.h"
 #include "trace/job_test_fixtures.h"
 
-namespace mfu {
+// Helpers in their own namespace: the unity build compiles this file with
+// its target's other tests.
+namespace mfu::verdict_test {
 namespace {
 
 using testing::TraceBuilder;
@@ -276,4 +278,4 @@ TEST(TextWidth, LinesFitTheWidth) {
 }
 
 }  // namespace
-}  // namespace mfu
+}  // namespace mfu::verdict_test

@@ -23,7 +23,9 @@
 #include "mfu/trace_waterfall.h"
 #include "testing/trace_builder.h"
 
-namespace mfu {
+// Helpers in their own namespace: the unity build compiles this file with
+// its target's other tests.
+namespace mfu::waterfall_test {
 namespace {
 
 using testing::OpArgs;
@@ -520,4 +522,4 @@ TEST(WaterfallRealTraces, QwenH100MatchesTraceLensTimeline) {
 }
 
 }  // namespace
-}  // namespace mfu
+}  // namespace mfu::waterfall_test
