@@ -72,6 +72,22 @@ struct EfficiencyParams {
   // share, so small M, N or K cost FP4 more than matmul_half_dim says
   // (Blackwell: 549 TF at M = 128, N = 6144, K = 4096, below BF16's 729).
   double fp4_matmul_half_dim = 64;
+  // FP8/FP4 operand quantization kernels (amax, cast, scale factors, the
+  // transposed copy; framework.h fp8_cast_bytes per element): achieved /
+  // HBM (not fitted; kernel figures of kind `quantize`). Below
+  // vector_bw_fraction where the figures show it: the per-block amax
+  // reduction and the scale write cost more than a plain copy (MI350X's
+  // bf16_to_mx kernel at 56% of HBM where a read kernel reaches 86%). A
+  // family without quantization figures carries its vector_bw_fraction
+  // (unvalidated).
+  double quant_bw_fraction = 0.7;
+  // MoE token permutation and unpermutation kernels (a gather of each
+  // token's row to its top-k experts' contiguous blocks, and back): achieved
+  // / HBM (not fitted; kernel figures of kind `permute`). Scattered rows
+  // reach about half of what a streaming kernel does (H200 moe_permute
+  // 1.76-2.37 TB/s of 4.8). A family without permutation figures carries
+  // its vector_bw_fraction (unvalidated).
+  double permute_bw_fraction = 0.7;
   std::string source;
   // What the family's predictions were checked against
   // (data/efficiency/validation.csv): "validated" (measured end-to-end runs),

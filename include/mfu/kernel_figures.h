@@ -26,10 +26,15 @@
 
 namespace mfu {
 
-enum class KernelFigureKind { kGemm, kGroupedGemm, kAttention, kAllReduce, kAllToAll, kMemory };
-inline constexpr size_t kNumKernelFigureKinds = 6;
-// "gemm", "grouped_gemm", "attention", "allreduce", "alltoall", "memory":
-// the `kind` column's values.
+// `memory` is a streaming kernel (copy, norm, softmax, decode KV reads);
+// `quantize` an FP8/FP4 operand quantization kernel (16-bit read, amax,
+// low-precision write with its scale factors), what the training model's
+// FP8 casts are; `permute` an MoE token permutation (rows gathered to
+// their experts' blocks, or back), what its MoE permutation traffic is.
+enum class KernelFigureKind { kGemm, kGroupedGemm, kAttention, kAllReduce, kAllToAll, kMemory, kQuantize, kPermute };
+inline constexpr size_t kNumKernelFigureKinds = 8;
+// "gemm", "grouped_gemm", "attention", "allreduce", "alltoall", "memory",
+// "quantize", "permute": the `kind` column's values.
 const char* KernelFigureKindName(KernelFigureKind kind);
 
 // The unit of a figure's `measured` value: TFLOP/s, GB/s, TB/s (1e9, 1e12
@@ -74,7 +79,8 @@ struct KernelFigure {
   std::string cluster;
   double message_bytes = 0;
   bool algbw = false;
-  // memory: HBM bytes moved (reads plus writes); 0: a streaming plateau.
+  // memory, quantize, permute: HBM bytes moved (reads plus writes); 0: a
+  // streaming plateau.
   double bytes = 0;
   double measured = 0;
   FigureUnit unit = FigureUnit::kTflops;
@@ -109,8 +115,9 @@ StatusOr<std::vector<KernelFigure>> ReadKernelFigures(const FileSystem& fs, cons
 // NIC x scaleout_bw_fraction, NVLink x scaleup_bw_fraction), as the
 // training model's groups; all-to-all: Fabric::AllToAllLink, NIC x
 // alltoall_nic_ratio x (n - 1) / (n - local));
-// memory kernels stream at vector_bw_fraction of HBM (plus the kernel
-// overhead when `bytes` is known). kInvalidArgument when the figure needs
+// memory kernels stream at vector_bw_fraction of HBM, quantization kernels
+// at quant_bw_fraction and MoE permutations at permute_bw_fraction (plus
+// the kernel overhead when `bytes` is known). kInvalidArgument when the figure needs
 // a cluster and has none, or the model gives no time (no peak, no link).
 StatusOr<double> PredictKernelFigure(const KernelFigure& figure, const Accelerator& gpu, const Cluster* cluster,
                                      const EfficiencyParams& e);

@@ -87,6 +87,8 @@ const base::TableSchema<EfficiencyParams>& FamilySchema() {
     s.columns.push_back(Param("grouped_wgrad_fraction", &EfficiencyParams::grouped_wgrad_fraction, 0.05, 1));
     s.columns.push_back(Param("alltoall_nic_ratio", &EfficiencyParams::alltoall_nic_ratio, 0.05, 1));
     s.columns.push_back(Param("fp4_matmul_half_dim", &EfficiencyParams::fp4_matmul_half_dim, 0, 4096));
+    s.columns.push_back(Param("quant_bw_fraction", &EfficiencyParams::quant_bw_fraction, 0.05, 0.98));
+    s.columns.push_back(Param("permute_bw_fraction", &EfficiencyParams::permute_bw_fraction, 0.05, 0.98));
     s.columns.push_back(base::TextColumn("source", &EfficiencyParams::source).Quoted());
     return s;
   }();

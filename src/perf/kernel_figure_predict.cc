@@ -112,10 +112,16 @@ StatusOr<double> PredictCollective(const KernelFigure& f, const Accelerator& gpu
   return InUnit(f.unit, f.algbw ? bytes : bytes * bus, seconds);
 }
 
-// Streaming at vector_bw_fraction of HBM; a kernel of known bytes adds the
-// per-kernel overhead.
+// Streaming at vector_bw_fraction of HBM (a quantization kernel at
+// quant_bw_fraction, an MoE permutation at permute_bw_fraction); a kernel
+// of known bytes adds the per-kernel overhead.
 StatusOr<double> PredictMemory(const KernelFigure& f, const Accelerator& gpu, const EfficiencyParams& e) {
-  const double bw = gpu.memory_bw_tbps * 1e12 * e.vector_bw_fraction;
+  double fraction = e.vector_bw_fraction;
+  if (f.kind == KernelFigureKind::kQuantize)
+    fraction = e.quant_bw_fraction;
+  else if (f.kind == KernelFigureKind::kPermute)
+    fraction = e.permute_bw_fraction;
+  const double bw = gpu.memory_bw_tbps * 1e12 * fraction;
   if (!(bw > 0))
     return InvalidArgumentError("no HBM bandwidth: " + gpu.id);
   if (!(f.bytes > 0))
@@ -137,6 +143,8 @@ StatusOr<double> PredictKernelFigure(const KernelFigure& figure, const Accelerat
     case KernelFigureKind::kAllToAll:
       return PredictCollective(figure, gpu, cluster, e);
     case KernelFigureKind::kMemory:
+    case KernelFigureKind::kQuantize:
+    case KernelFigureKind::kPermute:
       return PredictMemory(figure, gpu, e);
   }
   return InternalError("unknown kernel figure kind");

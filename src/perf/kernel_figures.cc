@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -28,7 +29,9 @@ const std::vector<std::string> kColumns = {
 constexpr std::pair<const char*, KernelFigureKind> kKinds[] = {
     {"gemm", KernelFigureKind::kGemm},           {"grouped_gemm", KernelFigureKind::kGroupedGemm},
     {"attention", KernelFigureKind::kAttention}, {"allreduce", KernelFigureKind::kAllReduce},
-    {"alltoall", KernelFigureKind::kAllToAll},   {"memory", KernelFigureKind::kMemory}};
+    {"alltoall", KernelFigureKind::kAllToAll},   {"memory", KernelFigureKind::kMemory},
+    {"quantize", KernelFigureKind::kQuantize},   {"permute", KernelFigureKind::kPermute}};
+static_assert(std::size(kKinds) == kNumKernelFigureKinds);
 constexpr std::pair<const char*, FigureUnit> kUnits[] = {
     {"tflops", FigureUnit::kTflops}, {"gbs", FigureUnit::kGbs}, {"tbs", FigureUnit::kTbs}, {"us", FigureUnit::kUs}};
 constexpr std::pair<const char*, AttentionPass> kPasses[] = {
@@ -177,12 +180,14 @@ Status CheckUnit(const FigureRow& row, const KernelFigure& f) {
       ok = f.unit == FigureUnit::kGbs;
       break;
     case KernelFigureKind::kMemory:
+    case KernelFigureKind::kQuantize:
+    case KernelFigureKind::kPermute:
       ok = f.unit != FigureUnit::kTflops && (f.unit != FigureUnit::kUs || f.bytes > 0);
       break;
   }
   if (!ok)
     return row.Error("unit", std::string("'") + FigureUnitName(f.unit) + "' is not a unit of kind " +
-                                 KernelFigureKindName(f.kind) + " (a memory time needs bytes)");
+                                 KernelFigureKindName(f.kind) + " (a memory, quantize or permute time needs bytes)");
   return Status::Ok();
 }
 

@@ -81,9 +81,10 @@ double QuantizedElements(double flops, double rows, double cols, double inner) {
   return flops / (2 * cols) + flops / (2 * rows) + flops / (2 * inner);
 }
 
-// 4 bytes per element at the test efficiency's HBM rate.
+// 4 bytes per element at the test efficiency's quantization-kernel rate
+// (quant_bw_fraction of HBM, not the streaming vector_bw_fraction).
 double CastSeconds(double elements) {
-  return 4 * elements / (Gpu("h100-sxm5-80gb")->memory_bw_tbps * 1e12 * TestEfficiency().vector_bw_fraction);
+  return 4 * elements / (Gpu("h100-sxm5-80gb")->memory_bw_tbps * 1e12 * TestEfficiency().quant_bw_fraction);
 }
 
 TEST(Mechanisms, Fp8QuantizationTrafficByHand) {
@@ -299,6 +300,30 @@ TEST(Mechanisms, MoeSyncCostsPerLayerAndPass) {
   c.ep = 8;
   // 4 MoE layers x (forward + 2 x backward vector passes) x 100 us.
   EXPECT_NEAR(sync.Evaluate(c).step_s - no_sync.Evaluate(c).step_s, 4 * 3 * 100e-6, 1e-9);
+}
+
+// MoE token permutation and unpermutation move 2 x (1 + top_k) rows of h
+// 16-bit elements per token and MoE layer (read one row, write top_k, and
+// back) at permute_bw_fraction of HBM: 3 vector passes per layer (forward,
+// backward twice), 4 MoE layers, T = 4096 tokens. Halving the fraction
+// adds that traffic's time once more.
+TEST(Mechanisms, MoePermutationRunsAtThePermuteFraction) {
+  const ModelSpec m = GenericMoe(4, 2048, 16, 64, 8, 1024, 32000);
+  EfficiencyParams e = TestEfficiency();
+  e.permute_bw_fraction = 0.4;
+  const PerfModel fast = MakeWith(m, 4096, 8, nullptr, e, Framework("megatron-core"));
+  e.permute_bw_fraction = 0.2;
+  const PerfModel slow = MakeWith(m, 4096, 8, nullptr, e, Framework("megatron-core"));
+  TrainingConfig c = Layout(1, 1, 1, 8);
+  c.ep = 8;
+  const double T = 4096, h = 2048, top_k = 8;
+  const double bytes = 2 * (1 + top_k) * T * h * 2;
+  const double hbm = Gpu("h100-sxm5-80gb")->memory_bw_tbps * 1e12;
+  const double expected = 4 * 3 * (bytes / (0.2 * hbm) - bytes / (0.4 * hbm));
+  EXPECT_NEAR(slow.Evaluate(c).breakdown.vector_s - fast.Evaluate(c).breakdown.vector_s, expected, 1e-9);
+  // Without expert parallelism nothing is permuted.
+  const TrainingConfig no_ep = Layout(1, 1, 1, 8);
+  EXPECT_EQ(slow.Evaluate(no_ep).breakdown.vector_s, fast.Evaluate(no_ep).breakdown.vector_s);
 }
 
 // The router's gate is a 16-bit GEMM of its own (T x h by h x E), outside

@@ -53,7 +53,7 @@ struct PerfModel::StepEval {
   // Links of the parallel groups.
   LinkSpec tp_link, cp_link, ep_link, dp_link, expert_dp_link, pp_link;
   // Rates.
-  double clock = 0, peak = 0, peak16 = 0, hbm = 0;
+  double clock = 0, peak = 0, peak16 = 0, hbm = 0, quant_hbm = 0, permute_hbm = 0;
   bool low_precision = false;
   DType gemm_dtype = DType::kBf16;
   // One layer's forward compute.
@@ -212,19 +212,22 @@ inline void PerfModel::StepEval::Rates() {
   low_precision = (c.precision == DType::kFp8 || c.precision == DType::kFp4) && gpu.peak_flops(c.precision) > 0;
   gemm_dtype = low_precision ? c.precision : DType::kBf16;
   hbm = gpu.memory_bw_tbps * 1e12 * e.vector_bw_fraction;
+  quant_hbm = gpu.memory_bw_tbps * 1e12 * e.quant_bw_fraction;
+  permute_hbm = gpu.memory_bw_tbps * 1e12 * e.permute_bw_fraction;
   seq = static_cast<double>(pm.setup_.seq_len);
   tokens = mbs * seq / cp;  // tokens of one micro-batch on one GPU
   h = static_cast<double>(m.hidden);
 }
 
 // Quantization of FP8/FP4 operands, fp8_cast_bytes per element
-// (framework.h: amax, cast, transposed copy) at the vector bandwidth: each
+// (framework.h: amax, cast, transposed copy) at the quantization kernels'
+// bandwidth (quant_bw_fraction of HBM): each
 // GEMM's input and weight once in forward (their transposes serve
 // backward), the output gradient once in backward.
 inline double PerfModel::StepEval::QuantizedGemm(double flops, double rows, double cols, double inner, double rate) {
   if (low_precision && flops > 0) {
-    quant_f += fw.fp8_cast_bytes * (flops / (2 * cols) + flops / (2 * rows)) / hbm;
-    quant_b += fw.fp8_cast_bytes * flops / (2 * inner) / hbm;
+    quant_f += fw.fp8_cast_bytes * (flops / (2 * cols) + flops / (2 * rows)) / quant_hbm;
+    quant_b += fw.fp8_cast_bytes * flops / (2 * inner) / quant_hbm;
   }
   return GemmTime(flops, rows, cols, inner, rate * peak, hbm, e, gemm_dtype);
 }
@@ -304,7 +307,8 @@ inline void PerfModel::StepEval::LayerAttention() {
 // state (split by tp under sequence parallelism), the MLP activation (the
 // routed experts' over the dispatched rows); rope streams q/k at the vector
 // bandwidth. MoE token permutation and unpermutation (gather to
-// expert-contiguous rows and back: read one and write top-k rows each way),
+// expert-contiguous rows and back: read one and write top-k rows each way,
+// at the permutation kernels' permute_bw_fraction of HBM),
 // and the framework's host synchronisation on the token counts.
 inline void PerfModel::StepEval::LayerVector() {
   LayerVectorWork vec;
@@ -325,7 +329,7 @@ inline void PerfModel::StepEval::LayerVector() {
   if (m.is_moe() && c.ep * c.etp > 1) {
     const double topk = static_cast<double>(m.moe.top_k);
     moe_f = pm.moe_layer_share_ *
-            (2 * (1 + topk) * imbalance * tokens * h * kActivationBytes / hbm + fw.moe_sync_us * 1e-6);
+            (2 * (1 + topk) * imbalance * tokens * h * kActivationBytes / permute_hbm + fw.moe_sync_us * 1e-6);
   }
   vec_f = LayerVectorSeconds(pm.vector_kernels_, gpu.memory_bw_tbps * 1e12, vec) + rope_s + core_vec_f + moe_f;
   overhead_f = kKernelsPerLayer * e.kernel_overhead_us * 1e-6;

@@ -34,6 +34,8 @@ inline EfficiencyParams TestEfficiency() {
   e.attention_bwd_half_seq = 400;
   e.attention_fa2_ratio = 0.6;
   e.vector_bw_fraction = 0.7;
+  e.quant_bw_fraction = 0.55;  // unlike vector_bw_fraction: a test tells them apart
+  e.permute_bw_fraction = 0.45;
   e.scaleup_bw_fraction = 0.75;
   e.scaleout_bw_fraction = 0.75;
   e.alltoall_nic_ratio = 0.75;
