@@ -167,8 +167,8 @@ json SteadyJson(const LogSteadyState& s) {
           {"logged_mfu", report::JsonNumber(s.logged_mfu)},
           {"tokens_per_s_per_gpu", report::JsonNumber(s.tokens_per_s_per_gpu)},
           {"step_time_s", report::JsonNumber(s.step_time_s)},
-          {"tflops_per_gpu", report::JsonNumber(s.tflops_per_gpu)},
-          {"logged_tflops_per_gpu", report::JsonNumber(s.logged_tflops_per_gpu)}};
+          {"model_flops_per_s_per_gpu", report::JsonNumber(s.tflops_per_gpu * 1e12)},
+          {"logged_flops_per_s_per_gpu", report::JsonNumber(s.logged_tflops_per_gpu * 1e12)}};
 }
 
 json Source(const std::string& s) {
@@ -267,18 +267,18 @@ void AppendStep(StreamBuffer& b, const LogStep& s) {
   StepNumber(b, "hfu", s.hfu);
   StepNumber(b, "learning_rate", s.learning_rate);
   StepInt(b, "line", s.line);
+  StepNumber(b, "logged_flops_per_s_per_gpu", s.logged_tflops_per_gpu * 1e12);
   StepNumber(b, "logged_mfu", s.logged_mfu);
-  StepNumber(b, "logged_tflops_per_gpu", s.logged_tflops_per_gpu);
   StepNumber(b, "logged_total_flos", s.logged_total_flos);
   StepNumber(b, "loss", s.loss);
   StepNumber(b, "mfu", s.mfu);
   StepNumber(b, "mfu_megatron", s.mfu_megatron);
+  StepNumber(b, "model_flops_per_s_per_gpu", s.tflops_per_gpu * 1e12);
   StepNumber(b, "samples_per_s", s.samples_per_s);
   StepInt(b, "skipped_iterations", s.skipped_iterations);
   StepInt(b, "step", s.step);
   StepNumber(b, "step_time_s", s.step_time_s);
   StepInt(b, "steps_covered", s.steps_covered);
-  StepNumber(b, "tflops_per_gpu", s.tflops_per_gpu);
   StepNumber(b, "time_s", s.time_s);
   StepNumber(b, "tokens_per_s", s.tokens_per_s);
   StepNumber(b, "tokens_per_s_per_gpu", s.tokens_per_s_per_gpu);

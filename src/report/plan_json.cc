@@ -72,7 +72,6 @@ json PredictionJson(const Prediction& p) {
   j["micro_batches"] = p.micro_batches;
   j["step_time_s"] = p.step_s;
   j["tokens_per_s"] = p.tokens_per_s;
-  j["tflops_per_gpu"] = p.tflops_per_gpu;
   j["mfu"] = p.mfu;
   j["hfu"] = p.hfu;
   j["peak_flops_per_s"] = p.peak_flops;

@@ -344,8 +344,10 @@ TEST(Cli, PredictJsonFields) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["schema_version"], 3);
   const auto& p = j["prediction"];
-  for (const char* key : {"step_time_s", "tflops_per_gpu", "mfu", "hfu", "memory", "fits", "utilization"})
+  for (const char* key : {"step_time_s", "mfu", "hfu", "memory", "fits", "utilization"})
     EXPECT_TRUE(p.contains(key)) << key;
+  EXPECT_FALSE(p.contains("tflops_per_gpu"));  // schema 3: utilization.model_flops_per_s, in FLOP/s
+  EXPECT_GT(p["utilization"]["model_flops_per_s"].get<double>(), 1e14);
   EXPECT_TRUE(p["memory"].contains("total_bytes"));
   EXPECT_EQ(p["config"]["dp"], 2);  // derived: 64 / (8 x 4)
   EXPECT_EQ(j["setup"]["convention"]["name"], "megatron");

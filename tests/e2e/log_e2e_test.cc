@@ -79,8 +79,9 @@ TEST(LogE2e, JsonSchemaFields) {
                           "throughput_source", "read", "attempts", "origin"})
     EXPECT_TRUE(j.contains(key)) << key;
   ASSERT_FALSE(j["steps"].empty());
-  for (const char* key : {"step", "time_s", "step_time_s", "tokens_per_s_per_gpu", "logged_tflops_per_gpu",
-                          "logged_mfu", "mfu", "hfu", "loss", "attempt", "line", "mfu_megatron", "tflops_per_gpu"})
+  for (const char* key :
+       {"step", "time_s", "step_time_s", "tokens_per_s_per_gpu", "logged_flops_per_s_per_gpu", "logged_mfu", "mfu",
+        "hfu", "loss", "attempt", "line", "mfu_megatron", "model_flops_per_s_per_gpu"})
     EXPECT_TRUE(j["steps"][0].contains(key)) << key;
   for (const char* key : {"first_step", "last_step", "mfu", "tokens_per_s_per_gpu"})
     EXPECT_TRUE(j["steady_state"].contains(key)) << key;
@@ -122,7 +123,8 @@ TEST(LogE2e, TorchtitanAuroraLoggedTflopsAndMfuReproduced) {
   EXPECT_NEAR(j["inputs"]["model_flops_per_token"].get<double>() / 9.28e9, 1, 0.002);
   const auto& s2 = j["steps"][1];
   ASSERT_EQ(s2["step"], 2);
-  EXPECT_NEAR(s2["tflops_per_gpu"].get<double>() / 62.15, 1, 0.005);
+  EXPECT_NEAR(s2["model_flops_per_s_per_gpu"].get<double>() / 62.15e12, 1, 0.005);
+  EXPECT_NEAR(s2["logged_flops_per_s_per_gpu"].get<double>(), 62.15e12, 1e9);  // as printed: "tflops: 62.15"
   EXPECT_NEAR(s2["mfu"].get<double>() / 0.2084, 1, 0.005);
   EXPECT_FALSE(HasKind(j, "logged_mfu_mismatch"));
   EXPECT_FALSE(HasKind(j, "logged_tflops_mismatch"));

@@ -600,7 +600,7 @@ def check_fleet(node, path, errors):
 
 def check_log(doc, errors):
     """mfu log: every step with a throughput, and the steady state, give
-    TFLOP/s = tokens/s/GPU x model FLOPs per token and MFU, Megatron MFU and
+    FLOP/s = tokens/s/GPU x model FLOPs per token and MFU, Megatron MFU and
     HFU = tokens/s/GPU x that convention's FLOPs per token / the peak."""
     inputs = doc.get("inputs") if isinstance(doc, dict) else None
     if not isinstance(inputs, dict) or not inputs.get("peak_flops_per_s"):
@@ -610,11 +610,12 @@ def check_log(doc, errors):
         (f"steps[{i}]", s) for i, s in enumerate(doc.get("steps", []))]
     for where, row in rows:
         tokens = row.get("tokens_per_s_per_gpu")
-        if tokens is None or row.get("tflops_per_gpu") is None:
+        if tokens is None or row.get("model_flops_per_s_per_gpu") is None:
             continue
         CHECKS[0] += 1
-        if not close(row["tflops_per_gpu"] * 1e12, tokens * inputs["model_flops_per_token"]):
-            errors.append(f"$.{where}: tflops_per_gpu {row['tflops_per_gpu']} != tokens/s x model FLOPs per token")
+        if not close(row["model_flops_per_s_per_gpu"], tokens * inputs["model_flops_per_token"]):
+            errors.append(f"$.{where}: model_flops_per_s_per_gpu {row['model_flops_per_s_per_gpu']}"
+                          " != tokens/s x model FLOPs per token")
         for key, per_token in (("mfu", "model_flops_per_token"), ("mfu_megatron", "megatron_flops_per_token"),
                                ("hfu", "hardware_flops_per_token")):
             if row.get(key) is not None and not close(row[key], tokens * inputs[per_token] / peak):
