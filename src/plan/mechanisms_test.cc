@@ -158,6 +158,32 @@ TEST(Mechanisms, RingOverlapHidesWhatAllGatherExposes) {
   EXPECT_GT(gathered, hidden);
 }
 
+// Ulysses (DeepSpeed's sequence parallelism, cp_mode alltoall): q and the
+// attention output (h wide) and k, v (kv_heads x head_dim each) re-sharded
+// heads <-> sequence by one all-to-all per layer and pass, never hidden.
+// By hand on one DGX H100 node: cp 4, 8192 tokens (2048 per rank), h 1024,
+// 8 KV heads of 128; the all-to-all moves 3/4 of each rank's buffer over
+// NVLink at the test's scaleup_bw_fraction 0.75, plus 3 hops of latency.
+TEST(Mechanisms, UlyssesContextParallelIsOneAllToAllPerLayerAndPass) {
+  const ModelSpec m = Generic(2, 1024, 8, 4096, 32000);
+  FrameworkProfile fw = Framework("megatron-core");
+  fw.cp_mode = CpMode::kAllToAll;
+  const PerfModel pm = MakeWith(m, 8192, 4, "dgx-h100", TestEfficiency(), fw);
+  const Prediction p = pm.Evaluate(Layout(1, 1, 4, 1));
+  ASSERT_EQ(p.issue, ConfigIssue::kOk);
+  const Cluster& cl = *FindCluster("dgx-h100");
+  const double tokens = 8192.0 / 4;
+  const double bytes = 2 * tokens * 1024 * 2 + tokens * 2 * 8 * 128 * 2;  // q + output, k + v; 16-bit
+  const double a2a = 3.0 / 4 * bytes / (cl.scaleup_bw_bytes_per_s * 0.75) + 3 * cl.scaleup_latency_s;
+  // 2 layers x (forward + backward).
+  EXPECT_NEAR(p.breakdown.cp_comm_s, 2 * 2 * a2a, 1e-9 * p.breakdown.cp_comm_s);
+  // The ring sends each K/V block cp - 1 times and hides most of it behind
+  // attention: less exposed than Ulysses here.
+  fw.cp_mode = CpMode::kRing;
+  EXPECT_LT(MakeWith(m, 8192, 4, "dgx-h100", TestEfficiency(), fw).Evaluate(Layout(1, 1, 4, 1)).breakdown.cp_comm_s,
+            p.breakdown.cp_comm_s);
+}
+
 TEST(Mechanisms, FrameworkThatCannotOverlapTpRejectsIt) {
   const ModelSpec m = Generic(4, 2048, 16, 8192, 32000);
   const PerfModel pm = MakeWith(m, 4096, 8, nullptr, TestEfficiency(), Framework("composer"));
