@@ -78,15 +78,15 @@ struct EfficiencyParams {
   // vector_bw_fraction where the figures show it: the per-block amax
   // reduction and the scale write cost more than a plain copy (MI350X's
   // bf16_to_mx kernel at 56% of HBM where a read kernel reaches 86%). A
-  // family without quantization figures carries its vector_bw_fraction
-  // (unvalidated).
+  // family without quantization figures carries its kernel-grounded
+  // vector_bw_fraction (kernel_grounded.csv; unvalidated).
   double quant_bw_fraction = 0.7;
   // MoE token permutation and unpermutation kernels (a gather of each
   // token's row to its top-k experts' contiguous blocks, and back): achieved
   // / HBM (not fitted; kernel figures of kind `permute`). Scattered rows
   // reach about half of what a streaming kernel does (H200 moe_permute
   // 1.76-2.37 TB/s of 4.8). A family without permutation figures carries
-  // its vector_bw_fraction (unvalidated).
+  // its kernel-grounded vector_bw_fraction (unvalidated).
   double permute_bw_fraction = 0.7;
   std::string source;
   // What the family's predictions were checked against

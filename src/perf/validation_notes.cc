@@ -19,7 +19,7 @@ std::string_view ValidatedTrainingError() {
 
 std::string_view ValidatedInferenceError() {
   // docs/infer.md "Validation" (perf_model_test.cc checks it).
-  return "5.1% MAPE on TensorRT-LLM's H100 throughput table";
+  return "5.2% MAPE on TensorRT-LLM's H100 throughput table";
 }
 
 std::optional<Note> UnvalidatedFamilyNote(const EfficiencyDb& db, const EfficiencyParams& family,
