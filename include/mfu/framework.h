@@ -15,6 +15,7 @@
 #include "mfu/file_system.h"
 #include "mfu/memory.h"
 #include "mfu/status.h"
+#include "mfu/vector_kernels.h"
 
 namespace mfu {
 
@@ -39,6 +40,22 @@ enum class CpMode {
 };
 const char* CpModeName(CpMode mode);
 
+// How a framework runs a layer's elementwise work (norms, the MLP
+// activation, rotary embeddings).
+enum class Elementwise {
+  kFused,     // its own fused kernels (Transformer Engine, Apex, Triton), one per op; torch.compile does not apply
+  kEager,     // PyTorch eager modules: each composite op as separate aten kernels (the eager_* bytes on top)
+  kCompiled,  // the same modules under torch.compile: Inductor fuses each op into one kernel
+};
+const char* ElementwiseName(Elementwise e);
+
+struct FrameworkProfile;
+// How `framework` runs elementwise work under a torch.compile `setting`:
+// "" its default; "on" (yes, 1, true) compiled; "off" (no, 0, false) eager.
+// kInvalidArgument, starting with `what` (the parameter or column), for
+// another word or a setting on a framework with its own fused kernels.
+StatusOr<Elementwise> ApplyCompile(const FrameworkProfile& framework, std::string_view setting, std::string_view what);
+
 struct FrameworkProfile {
   std::string name;  // "megatron-core", "torchtitan", ...
   // Other names Find accepts (the former `--state` presets: "megatron",
@@ -57,8 +74,15 @@ struct FrameworkProfile {
   double cp_overlap = 1;  // ring: share of each step's K/V exchange issued behind the previous block
   double ep_overlap = 0;  // MoE dispatch/combine hidden behind other work (shared experts, other micro-batch)
   AttentionKernel attention = AttentionKernel::kBest;
-  bool sequence_parallel = true;       // TP shards norms/dropout along the sequence by default
-  bool fused_norm_residual = false;    // residual add fused into the norm (one pass fewer)
+  bool sequence_parallel = true;     // TP shards norms/dropout along the sequence by default
+  bool fused_norm_residual = false;  // residual add fused into the norm (one pass fewer)
+  // How it runs elementwise work by default (column `elementwise`), and
+  // what its eager modules move beyond one fused kernel per op (columns
+  // eager_norm_fwd_bytes ... eager_rope_bwd_bytes), charged when eager.
+  // A run's `compile` setting turns an eager framework compiled and back;
+  // a fused one has no such setting.
+  Elementwise elementwise = Elementwise::kFused;
+  EagerTraffic eager;
   std::string fp8_recipe = "delayed";  // "delayed", "tensorwise", "rowwise", "blockwise", "mxfp8" or ""
   // HBM bytes moved per element an FP8 GEMM operand is quantized: amax,
   // cast, transposed copy (e.g. 4 for delayed scaling: read 2, write 1 + 1).

@@ -37,6 +37,7 @@ struct TrainingRun {
   std::string framework;          // as published
   std::string framework_profile;  // data/frameworks name (column framework_profile; default megatron-core)
   std::string attention;          // column attention: a kernel overriding the framework's ("" = its default)
+  std::string compile;            // column compile: torch.compile "yes" / "no" ("" = the framework's elementwise)
   std::string model_name;
   ModelSpec model;  // built with BuildGenericModel from the row's dims
   int64_t seq_len = 0;

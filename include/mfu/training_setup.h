@@ -35,7 +35,11 @@ struct TrainingRequest {
   std::string convention = "megatron";
   std::string precision = "bf16";  // bf16, fp16 or fp8
   std::string framework = "megatron-core";
-  std::string attention;     // "" = the framework's kernel; "flash", "best", "fa2", "triton", "unfused"
+  std::string attention;  // "" = the framework's kernel; "flash", "best", "fa2", "triton", "unfused"
+  // "" = the framework's `elementwise` default; "on" / "off": torch.compile
+  // on or off, for a framework whose elementwise work is eager or compiled
+  // (kInvalidArgument for one with its own fused kernels).
+  std::string compile;
   double moe_imbalance = 1;  // busiest expert rank / mean, in [1, 64]
   // "" = the framework's stored dtypes (frameworks.csv); otherwise the
   // training framework whose state to count instead (FrameworkDb::FindTraining).

@@ -74,6 +74,27 @@ struct LayerVectorWork {
   bool fused_norm_residual = false;
 };
 
+// HBM bytes per element that a framework's eager (uncompiled) PyTorch
+// modules move beyond the one fused kernel per op that LayerVectorSeconds
+// times: each composite op runs as its separate aten kernels, each reading
+// and writing the whole tensor, some in fp32 (frameworks.csv eager_*
+// columns, derived from the framework's module code). Forward and backward
+// apart, because recompute repeats the forward.
+struct EagerTraffic {
+  double norm_fwd = 0, norm_bwd = 0;  // per hidden element of each of the layer's two norms
+  double act_fwd = 0, act_bwd = 0;    // per MLP activation output element (ffn wide)
+  double rope_fwd = 0, rope_bwd = 0;  // per query and key element (rotary embedding)
+};
+
+// The extra bytes of one layer, forward and backward, on one GPU: the norms
+// over `hidden_rows` x `hidden`, the activation as LayerVectorBytes weighs
+// dense and expert rows, rope over `qk_elements` (tokens x (q + k width)).
+struct EagerBytes {
+  double forward = 0;
+  double backward = 0;
+};
+EagerBytes LayerEagerBytes(const LayerVectorWork& w, const EagerTraffic& t, double qk_elements);
+
 // Seconds of the layer's vector kernels (VectorKernelSeconds per kernel).
 double LayerVectorSeconds(const VectorKernelTable& kernels, double hbm_bytes_per_s, const LayerVectorWork& w);
 // Their HBM traffic, bytes: 2 x 2 + 2 x 3 passes over the hidden state (2 x 4

@@ -91,6 +91,9 @@ StatusOr<const FrameworkProfile*> FindRunFramework(const TrainingRun& run, const
       return InvalidArgumentError("row " + std::to_string(run.row_id) +
                                   ": column 'attention': " + k.status().message());
   }
+  StatusOr<Elementwise> compiled = ApplyCompile(*p, run.compile, "column 'compile'");
+  if (!compiled.ok())
+    return InvalidArgumentError("row " + std::to_string(run.row_id) + ": " + compiled.status().message());
   return p;
 }
 
@@ -147,7 +150,8 @@ StatusOr<RunSet> RunSet::Prepare(const TrainingRunSet& runs, const HardwareDb& h
       }
       setup.framework = **framework;
       if (!run.attention.empty())
-        setup.framework.attention = *ParseAttentionKernel(run.attention);  // checked by FindRunFramework
+        setup.framework.attention = *ParseAttentionKernel(run.attention);         // checked by FindRunFramework
+      setup.framework.elementwise = *ApplyCompile(**framework, run.compile, "");  // checked by FindRunFramework
       e.framework = *framework;
       StatusOr<PerfModel> model = PerfModel::Create(setup);
       if (model.ok()) {

@@ -41,7 +41,7 @@ struct CrossValidationBound {
 };
 constexpr CrossValidationBound kCrossValidationBounds[] = {
     {"narayanan2021", 0.075}, {"korthikanti2022", 0.05}, {"nemo-24.07", 0.13},
-    {"llm-foundry", 0.08},    {"torchtitan", 0.125},     {"vtrain", 0.10},
+    {"llm-foundry", 0.08},    {"torchtitan", 0.11},      {"vtrain", 0.10},
 };
 constexpr double kMaxHeldOutMapeOverRuns = 0.085;
 constexpr double kMaxHeldOutMapeOverSources = 0.09;
@@ -124,6 +124,25 @@ TEST(Calibrate, RunsReadTheFrameworkTableGiven) {
   EXPECT_LT(nemo_bias(changed->before), nemo_bias(shipped->before));
 }
 
+// A row's compile column: checked against the framework (a fused one has
+// no torch.compile setting), applied to the setup the run is predicted on.
+TEST(Calibrate, CompileColumnIsCheckedPerRow) {
+  TrainingRun run;
+  run.row_id = 7;
+  run.framework_profile = "megatron-core";
+  run.compile = "yes";
+  StatusOr<const FrameworkProfile*> fused = FindRunFramework(run);
+  ASSERT_FALSE(fused.ok());
+  EXPECT_EQ(fused.status().message().rfind("row 7: column 'compile' yes: framework megatron-core", 0), 0u)
+      << fused.status().message();
+  run.framework_profile = "torchtitan";
+  run.compile = "perhaps";
+  ASSERT_FALSE(FindRunFramework(run).ok());
+  EXPECT_NE(FindRunFramework(run).status().message().find("'perhaps' is not on or off"), std::string::npos);
+  run.compile = "no";
+  EXPECT_TRUE(FindRunFramework(run).ok());
+}
+
 // The accuracy table of docs/plan.md. The bounds are the measured errors of
 // the shipped parameters plus a small margin: this test fails when a change
 // to the model or the data makes the predictions worse.
@@ -147,9 +166,11 @@ TEST(Accuracy, ShippedParametersOnTheCalibrationRuns) {
   // overall 7.1% (before them: 9.6%, 4.0%, 2.8%, 6.5%, 9.6%, 14.3%; 8.4%;
   // 2026-12-01, without the re-gather: narayanan2021 14.3%, nemo 3.4%,
   // torchtitan 10.6%, 8.9%; before #10: 14.2%, 4.0%, 6.5%, 3.9%, 10.8%,
-  // 13.7%; 7.5%). Bounds: these plus a margin of 0.7-1.5 points.
+  // 13.7%; 7.5%). 2026-12-05, torchtitan's eager rows (324, 331) with
+  // their modules' extra elementwise traffic: torchtitan 8.3% -> 7.1%,
+  // nemo 3.7%, overall 6.9%. Bounds: these plus a margin of 0.7-1.5 points.
   const Bound bounds[] = {{"narayanan2021", 0.075}, {"korthikanti2022", 0.05}, {"nemo-24.07", 0.045},
-                          {"llm-foundry", 0.075},   {"torchtitan", 0.105},     {"vtrain", 0.10}};
+                          {"llm-foundry", 0.075},   {"torchtitan", 0.085},     {"vtrain", 0.10}};
   for (const Bound& b : bounds) {
     bool found = false;
     for (const SourceAccuracy& a : r.by_source) {

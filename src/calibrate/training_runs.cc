@@ -25,6 +25,7 @@ namespace {
 const std::vector<std::string> kRequiredColumns = {"row_id", "source",  "model",    "layers",   "hidden",
                                                    "heads",  "seq_len", "gpu_type", "gpu_count"};
 const std::vector<std::string> kOptionalColumns = {"attention",
+                                                   "compile",
                                                    "cp",
                                                    "dp",
                                                    "ep",
@@ -410,6 +411,7 @@ StatusOr<TrainingRun> ParseRun(const Row& row, int row_id) {
   if (run.framework_profile.empty())
     run.framework_profile = "megatron-core";
   run.attention = base::ToLower(base::Trim(row.Get("attention")));
+  run.compile = base::ToLower(base::Trim(row.Get("compile")));
   run.model_name = std::string(row.Get("model"));
   run.gpu_type = std::string(row.Get("gpu_type"));
   run.flops_convention = std::string(row.Get("flops_convention"));

@@ -180,6 +180,12 @@ TEST_F(TrainingRunsTest, TorchtitanRows) {
   EXPECT_EQ(Run(335).tp_comm_overlap, true);
   EXPECT_FALSE(Run(334).tp_comm_overlap.has_value());
   EXPECT_DOUBLE_EQ(Run(341).measured_tokens_per_s_per_gpu, 16);
+  // Tables 1 and 3 list "FSDP" (eager) beside "FSDP + torch.compile"; every
+  // other table says torch.compile.
+  EXPECT_EQ(Run(324).compile, "no");
+  EXPECT_EQ(Run(331).compile, "no");
+  for (int row : {325, 326, 327, 332, 333, 334, 335, 336, 341})
+    EXPECT_EQ(Run(row).compile, "yes") << row;
 }
 
 TEST_F(TrainingRunsTest, NemoRows) {

@@ -439,7 +439,7 @@ TEST(ValidatedError, MatchesTheDocs) {
     ss << f.rdbuf();
     return ss.str();
   };
-  const std::string training(ValidatedTrainingError());  // "7.0% MAPE over 253 measured runs"
+  const std::string training(ValidatedTrainingError());  // "6.9% MAPE over 253 measured runs"
   const std::string mape = training.substr(0, training.find(' '));
   const std::string runs =
       training.substr(training.find("over ") + 5, training.find(" measured") - training.find("over ") - 5);
@@ -451,7 +451,7 @@ TEST(ValidatedError, MatchesTheDocs) {
   row >> name >> n >> first;
   EXPECT_EQ(n, runs);
   EXPECT_EQ(first, mape);
-  const std::string inference(ValidatedInferenceError());  // "5.2% MAPE on ..."
+  const std::string inference(ValidatedInferenceError());  // "5.3% MAPE on ..."
   EXPECT_NE(read("docs/infer.md").find("**MAPE " + inference.substr(0, inference.find(' ')) + "**"), std::string::npos);
 }
 

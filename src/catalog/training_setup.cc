@@ -54,6 +54,7 @@ StatusOr<FrameworkProfile> ResolveFramework(const Catalog& catalog, const Traini
   } else if (q.attention == "flash" && p.attention == AttentionKernel::kUnfused) {
     p.attention = AttentionKernel::kFa2;
   }
+  MFU_ASSIGN_OR_RETURN(p.elementwise, ApplyCompile(p, q.compile, Param("compile")));
   if (!(q.moe_imbalance >= 1 && q.moe_imbalance <= 64))
     return InvalidArgumentError(Param("moe_imbalance") + " must be in [1, 64] (busiest expert rank / mean)");
   r.moe_imbalance = q.moe_imbalance;

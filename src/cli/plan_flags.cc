@@ -32,6 +32,9 @@ void SetupFlags::Register(CLI::App& app) {
   app.add_option(
       "--attention", r.attention,
       "Attention kernel: flash (the framework's), best (cudnn/fa3/fa4), fa2, triton, unfused [default: framework]");
+  app.add_option("--compile", r.compile,
+                 "torch.compile on or off, for a framework whose elementwise ops run eager or compiled (torchtitan, "
+                 "composer) [default: the framework's elementwise column]");
   app.add_option("--state", r.state,
                  "Another training framework whose stored dtypes to count (docs/memory.md) [default: --framework's]");
   app.add_option("--weight-precision", r.weight_dtype, "Stored weight precision [default: the framework's]");

@@ -44,6 +44,23 @@ StatusOr<CpMode> ParseCpMode(std::string_view text) {
   return ParseError("'" + v + "' is not ring, allgather or alltoall");
 }
 
+StatusOr<Elementwise> ParseElementwise(std::string_view text) {
+  const std::string v = base::ToLower(text);
+  for (Elementwise e : {Elementwise::kFused, Elementwise::kEager, Elementwise::kCompiled}) {
+    if (v == ElementwiseName(e))
+      return e;
+  }
+  return ParseError("'" + v + "' is not fused, eager or compiled");
+}
+
+// Eager bytes per element beyond one fused kernel (FrameworkProfile::eager).
+Col EagerBytesColumn(const char* name, double EagerTraffic::*member) {
+  return base::NumberColumn<FrameworkProfile>(
+             name, [member](FrameworkProfile& row) -> double& { return row.eager.*member; },
+             base::Bounds::Interval(0, 512))
+      .Unit("bytes", "HBM bytes per element an eager op moves beyond one fused kernel");
+}
+
 // A column of the training state (FrameworkProfile::state); an empty cell
 // (serving rows) keeps the row's value.
 template <typename T>
@@ -193,6 +210,14 @@ const base::TableSchema<FrameworkProfile>& Schema() {
             [](AttentionKernel k) { return std::string(AttentionKernelName(k)); }),
         base::BoolColumn("sequence_parallel", &FrameworkProfile::sequence_parallel),
         base::BoolColumn("fused_norm_residual", &FrameworkProfile::fused_norm_residual),
+        base::EnumColumn<FrameworkProfile, Elementwise>("elementwise", &FrameworkProfile::elementwise, ParseElementwise,
+                                                        [](Elementwise e) { return std::string(ElementwiseName(e)); }),
+        EagerBytesColumn("eager_norm_fwd_bytes", &EagerTraffic::norm_fwd),
+        EagerBytesColumn("eager_norm_bwd_bytes", &EagerTraffic::norm_bwd),
+        EagerBytesColumn("eager_act_fwd_bytes", &EagerTraffic::act_fwd),
+        EagerBytesColumn("eager_act_bwd_bytes", &EagerTraffic::act_bwd),
+        EagerBytesColumn("eager_rope_fwd_bytes", &EagerTraffic::rope_fwd),
+        EagerBytesColumn("eager_rope_bwd_bytes", &EagerTraffic::rope_bwd),
         base::WordColumn("fp8_recipe", &FrameworkProfile::fp8_recipe, {std::begin(kRecipes), std::end(kRecipes)},
                          "delayed, tensorwise, rowwise, blockwise, mxfp8 or nvfp4"),
         base::NumberColumn("fp8_cast_bytes", &FrameworkProfile::fp8_cast_bytes, base::Bounds::Interval(0, 32))
@@ -280,6 +305,36 @@ StatusOr<AttentionKernel> ParseAttentionKernel(std::string_view name) {
   if (v == "unfused" || v == "eager" || v == "math")
     return AttentionKernel::kUnfused;
   return InvalidArgumentError("attention kernel '" + v + "' is not best (cudnn, fa3, fa4), fa2, triton or unfused");
+}
+
+const char* ElementwiseName(Elementwise e) {
+  switch (e) {
+    case Elementwise::kFused:
+      return "fused";
+    case Elementwise::kEager:
+      return "eager";
+    case Elementwise::kCompiled:
+      return "compiled";
+  }
+  return "?";
+}
+
+StatusOr<Elementwise> ApplyCompile(const FrameworkProfile& framework, std::string_view setting, std::string_view what) {
+  const std::string v = base::ToLower(base::Trim(setting));
+  if (v.empty())
+    return framework.elementwise;
+  bool on = false;
+  if (v == "on" || v == "yes" || v == "1" || v == "true") {
+    on = true;
+  } else if (!(v == "off" || v == "no" || v == "0" || v == "false")) {
+    return InvalidArgumentError(std::string(what) + ": '" + v + "' is not on or off");
+  }
+  if (framework.elementwise == Elementwise::kFused) {
+    return InvalidArgumentError(std::string(what) + " " + v + ": framework " + framework.name +
+                                " runs its own fused elementwise kernels (elementwise fused, "
+                                "data/frameworks/frameworks.csv); torch.compile does not apply");
+  }
+  return on ? Elementwise::kCompiled : Elementwise::kEager;
 }
 
 const char* CpModeName(CpMode mode) {

@@ -118,6 +118,42 @@ TEST(FrameworkTrainingState, OverrideFileSetsAndChecksTheColumns) {
   EXPECT_EQ(again.ToCsv(), Db().ToCsv());
 }
 
+// elementwise and the eager_* columns: torchtitan's modules run eager unless
+// compiled (its train configs' compile = false), Megatron-Core's are
+// Transformer Engine kernels; a compile setting turns eager and compiled
+// into each other and is refused where it does not apply.
+TEST(FrameworkElementwise, CompileSettingAndColumns) {
+  const FrameworkProfile& titan = **Db().Find("torchtitan");
+  const FrameworkProfile& mcore = **Db().Find("megatron-core");
+  EXPECT_EQ(titan.elementwise, Elementwise::kEager);
+  EXPECT_GT(titan.eager.norm_fwd, 0);
+  EXPECT_EQ(mcore.elementwise, Elementwise::kFused);
+  EXPECT_EQ(*ApplyCompile(titan, "", "x"), Elementwise::kEager);
+  EXPECT_EQ(*ApplyCompile(titan, "on", "x"), Elementwise::kCompiled);
+  EXPECT_EQ(*ApplyCompile(titan, " Yes ", "x"), Elementwise::kCompiled);
+  EXPECT_EQ(*ApplyCompile(titan, "off", "x"), Elementwise::kEager);
+  EXPECT_EQ(*ApplyCompile(mcore, "", "x"), Elementwise::kFused);
+  StatusOr<Elementwise> fused = ApplyCompile(mcore, "on", "parameter 'compile'");
+  ASSERT_FALSE(fused.ok());
+  EXPECT_EQ(fused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(fused.status().message(),
+            "parameter 'compile' on: framework megatron-core runs its own fused elementwise kernels (elementwise "
+            "fused, data/frameworks/frameworks.csv); torch.compile does not apply");
+  StatusOr<Elementwise> word = ApplyCompile(titan, "maybe", "column 'compile'");
+  ASSERT_FALSE(word.ok());
+  EXPECT_EQ(word.status().message(), "column 'compile': 'maybe' is not on or off");
+
+  FrameworkDb db = Db();
+  ASSERT_TRUE(db.AddCsv("name,elementwise,eager_norm_fwd_bytes\nmegatron-core,compiled,12\n", "t.csv").ok());
+  EXPECT_EQ((*db.Find("megatron-core"))->elementwise, Elementwise::kCompiled);
+  EXPECT_EQ((*db.Find("megatron-core"))->eager.norm_fwd, 12);
+  Status bad = db.AddCsv("name,elementwise\nmegatron-core,jit\n", "t.csv");
+  EXPECT_NE(bad.message().find("'jit' is not fused, eager or compiled"), std::string::npos) << bad.message();
+  bad = db.AddCsv("name,eager_rope_bwd_bytes\nmegatron-core,-1\n", "t.csv");
+  EXPECT_EQ(bad.code(), StatusCode::kOutOfRange) << bad.message();
+  EXPECT_NE(bad.message().find("eager_rope_bwd_bytes"), std::string::npos) << bad.message();
+}
+
 // zero_stage / zero_stages: the stage each framework's recipes run and the
 // ones it implements, from the cited rows (NeMo's optimizer recipe sets
 // use_distributed_optimizer=True; torchtitan's default

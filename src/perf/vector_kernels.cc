@@ -65,4 +65,12 @@ double LayerVectorBytes(const LayerVectorWork& w) {
                                           w.moe_share * w.expert_act_rows * w.expert_act_width));
 }
 
+EagerBytes LayerEagerBytes(const LayerVectorWork& w, const EagerTraffic& t, double qk_elements) {
+  const double norm = 2 * w.hidden_rows * w.hidden;
+  const double act =
+      (1 - w.moe_share) * w.dense_act_rows * w.dense_act_width + w.moe_share * w.expert_act_rows * w.expert_act_width;
+  return {t.norm_fwd * norm + t.act_fwd * act + t.rope_fwd * qk_elements,
+          t.norm_bwd * norm + t.act_bwd * act + t.rope_bwd * qk_elements};
+}
+
 }  // namespace mfu

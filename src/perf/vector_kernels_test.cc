@@ -40,12 +40,18 @@ TEST(VectorKernelSeconds, FloorOrStreamingByHand) {
   EXPECT_EQ(VectorKernelSeconds(k, hbm, 8, 0), 0);
 }
 
-TEST(LayerVector, FivePassCountsAndFiveKernels) {
+// 512 hidden rows of 4096, a dense activation over 1024 rows of 7168.
+LayerVectorWork DenseWork() {
   LayerVectorWork w;
   w.hidden_rows = 512;
   w.hidden = 4096;
   w.dense_act_rows = 1024;
   w.dense_act_width = 7168;
+  return w;
+}
+
+TEST(LayerVector, FivePassCountsAndFiveKernels) {
+  LayerVectorWork w = DenseWork();
   // Two norms (2 passes) and two adds (3 passes) over the hidden rows, the
   // gated activation 3 passes over its rows; 16-bit elements.
   EXPECT_DOUBLE_EQ(LayerVectorBytes(w), 2 * (10.0 * 512 * 4096 + 3.0 * 1024 * 7168));
@@ -67,6 +73,27 @@ TEST(LayerVector, FivePassCountsAndFiveKernels) {
                           0.25 * kernel(VectorKernel::kActivation, 1024, 3 * 7168 * 2) +
                           0.75 * kernel(VectorKernel::kActivation, 2048, 3 * 1792 * 2);
   EXPECT_DOUBLE_EQ(LayerVectorSeconds(e.vector_kernels, hbm, w), expected);
+}
+
+// Eager modules' extra bytes: per element of each of the two norms, of the
+// activation (dense and expert rows weighed as LayerVectorBytes does), and
+// of the queries and keys, forward and backward apart.
+TEST(LayerVector, EagerBytesPerElementByHand) {
+  LayerVectorWork w = DenseWork();
+  const EagerTraffic t{.norm_fwd = 32, .norm_bwd = 80, .act_fwd = 4, .act_bwd = 6, .rope_fwd = 16, .rope_bwd = 12};
+  const double qk = 1024.0 * (4096 + 1024);
+  EagerBytes b = LayerEagerBytes(w, t, qk);
+  EXPECT_DOUBLE_EQ(b.forward, 32 * 2 * 512 * 4096.0 + 4 * 1024 * 7168.0 + 16 * qk);
+  EXPECT_DOUBLE_EQ(b.backward, 80 * 2 * 512 * 4096.0 + 6 * 1024 * 7168.0 + 12 * qk);
+  w.expert_act_rows = 2048;
+  w.expert_act_width = 1792;
+  w.moe_share = 0.75;
+  b = LayerEagerBytes(w, t, 0);
+  EXPECT_DOUBLE_EQ(b.forward, 32 * 2 * 512 * 4096.0 + 4 * (0.25 * 1024 * 7168.0 + 0.75 * 2048 * 1792.0));
+  // A framework whose eager modules add nothing (or a compiled one) moves nothing extra.
+  b = LayerEagerBytes(w, EagerTraffic{}, qk);
+  EXPECT_EQ(b.forward, 0);
+  EXPECT_EQ(b.backward, 0);
 }
 
 // Training: the vector time of a step by hand. Norms stream at

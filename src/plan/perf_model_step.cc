@@ -62,6 +62,7 @@ struct PerfModel::StepEval {
   double attn_proj_s = 0, mlp_s = 0, expert_s = 0, expert_b = 0, shared_s = 0, gemm_f = 0, gemm_b = 0;
   double core_f = 0, core_b = 0, core_vec_f = 0;
   double vec_f = 0, overhead_f = 0;
+  double eager_f = 0, eager_b = 0;  // an eager framework's extra elementwise traffic, forward and backward
   // One layer's exposed communication.
   double act_bytes = 0;
   double tp_f_exp = 0, tp_b_exp = 0, cp_f_exp = 0, cp_b_exp = 0, ep_f_exp = 0, ep_b_exp = 0;
@@ -332,6 +333,14 @@ inline void PerfModel::StepEval::LayerVector() {
             (2 * (1 + topk) * imbalance * tokens * h * kActivationBytes / permute_hbm + fw.moe_sync_us * 1e-6);
   }
   vec_f = LayerVectorSeconds(pm.vector_kernels_, gpu.memory_bw_tbps * 1e12, vec) + rope_s + core_vec_f + moe_f;
+  if (fw.elementwise == Elementwise::kEager) {
+    // Eager PyTorch modules: each composite op's aten kernels stream the
+    // tensor again (framework.h EagerTraffic), at the streaming bandwidth.
+    const double k_width = std::max(static_cast<double>(kv) / tp, 1.0) * head_dim;
+    const EagerBytes extra = LayerEagerBytes(vec, fw.eager, tokens * (q_width / tp + k_width));
+    eager_f = extra.forward / hbm;
+    eager_b = extra.backward / hbm;
+  }
   overhead_f = kKernelsPerLayer * e.kernel_overhead_us * 1e-6;
 }
 
@@ -388,8 +397,8 @@ inline void PerfModel::StepEval::ContextParallelExchange() {
 // reads and writes them.
 inline void PerfModel::StepEval::StageTimes() {
   layers_per_stage = std::ceil(static_cast<double>(m.num_layers) / pp);
-  const double layer_f = gemm_f + core_f + vec_f + quant_f + overhead_f;
-  const double layer_b = gemm_b + core_b + 2 * vec_f + quant_b + 2 * overhead_f;
+  const double layer_f = gemm_f + core_f + vec_f + eager_f + quant_f + overhead_f;
+  const double layer_b = gemm_b + core_b + 2 * vec_f + eager_b + quant_b + 2 * overhead_f;
   if (c.recompute == Recompute::kFull) {
     layer_rc = layer_f;
     layer_rc_comm = tp_f_exp + cp_f_exp + ep_f_exp;
@@ -481,7 +490,7 @@ inline void PerfModel::StepEval::Totals() {
   StepBreakdown& b = out.breakdown;
   b.matrix_s = mb * (layers_per_stage * (3 * gemm_f + (expert_b - 2 * expert_s)) + 3 * head_gemm);
   b.attention_s = mb * layers_per_stage * (core_f + core_b);
-  b.vector_s = mb * (layers_per_stage * (3 * vec_f + quant_f + quant_b) + 3 * (head_f - head_gemm));
+  b.vector_s = mb * (layers_per_stage * (3 * vec_f + eager_f + eager_b + quant_f + quant_b) + 3 * (head_f - head_gemm));
   b.overhead_s = mb * layers_per_stage * 3 * overhead_f;
   b.recompute_s = mb * layers_per_stage * (layer_rc + layer_rc_comm);
   b.tp_comm_s = mb * layers_per_stage * (tp_f_exp + tp_b_exp);

@@ -28,7 +28,8 @@ json SetupJson(const ResolvedTraining& s) {
   j["framework"] = {{"name", t.framework.name},
                     {"attention", AttentionKernelName(t.framework.attention)},
                     {"cp_mode", CpModeName(t.framework.cp_mode)},
-                    {"fp8_recipe", t.framework.fp8_recipe}};
+                    {"fp8_recipe", t.framework.fp8_recipe},
+                    {"elementwise", ElementwiseName(t.framework.elementwise)}};
   j["moe_imbalance"] = s.moe_imbalance;
   return j;
 }

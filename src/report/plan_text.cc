@@ -34,9 +34,12 @@ void PrintSetup(std::ostream& out, const ResolvedTraining& s, int width) {
                                DTypeName(s.precision), ConventionName(t.convention), t.efficiency.family),
                    width);
   out << LabelLine("framework",
-                   fmt::format("{} (attention {}, CP {}{})", t.framework.name,
+                   fmt::format("{} (attention {}, CP {}{}{})", t.framework.name,
                                AttentionKernelName(t.framework.attention), CpModeName(t.framework.cp_mode),
-                               s.precision == DType::kFp8 ? ", FP8 " + t.framework.fp8_recipe : std::string()),
+                               s.precision == DType::kFp8 ? ", FP8 " + t.framework.fp8_recipe : std::string(),
+                               t.framework.elementwise == Elementwise::kFused
+                                   ? std::string()
+                                   : std::string(", elementwise ") + ElementwiseName(t.framework.elementwise)),
                    width);
   if (t.efficiency.training_validation != "validated") {
     out << LabelLine("validation",

@@ -612,6 +612,19 @@ TEST(CliFramework, ProfilesOptionsAndValidationNotes) {
                      "composer cannot overlap tensor-parallel communication");
   ExpectOneLineError(with({"--tp-comm-overlap", "--no-tp-comm-overlap"}), 2, "contradicts");
   ExpectOneLineError(with({"--attention", "sdpa-math-x"}), 2, "--attention");
+  ExpectOneLineError(with({"--compile", "on"}), 2,
+                     "--compile on: framework megatron-core runs its own fused elementwise kernels");
+  ExpectOneLineError(with({"--framework", "torchtitan", "--compile", "sometimes"}), 2,
+                     "--compile: 'sometimes' is not on or off");
+  // torchtitan without torch.compile is slower than with it, and says so.
+  Result eager = with({"--framework", "torchtitan", "--json"});
+  Result compiled = with({"--framework", "torchtitan", "--compile", "on", "--json"});
+  ASSERT_EQ(eager.exit_code, 0) << eager.err;
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  const nlohmann::json je = nlohmann::json::parse(eager.out), jc = nlohmann::json::parse(compiled.out);
+  EXPECT_EQ(je["setup"]["framework"]["elementwise"], "eager");
+  EXPECT_EQ(jc["setup"]["framework"]["elementwise"], "compiled");
+  EXPECT_GT(je["prediction"]["step_time_s"].get<double>(), jc["prediction"]["step_time_s"].get<double>());
   ExpectOneLineError(with({"--moe-imbalance", "0.5"}), 2, "--moe-imbalance");
   ExpectOneLineError(with({"--state", "megatorn"}), 2, "--state");
   // The framework, its attention kernel and the family's validation are stated.
