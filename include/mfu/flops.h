@@ -34,7 +34,15 @@ enum class Recompute {
   kSelective,         // Korthikanti et al.: HFU adds s/(3h), i.e. 3x the forward attention core
   kSelectiveLiteral,  // one extra forward of the attention core (what the kernels execute)
   kFull,              // one extra forward of every transformer layer (Narayanan's 96x form)
+  // torchtitan's op-level selective AC (`selective_ac_option = "op"`): saves
+  // the attention kernel's output and every other matmul's, recomputes the
+  // rest. With a layer's linears in forward order q, k, v, o, then the MLP's
+  // (gate, up, down or fc1, fc2), k, o and up (gated) or fc2 run again; the
+  // routed experts' grouped GEMMs (not on the save list) all do.
+  kSelectiveOp,
 };
+inline constexpr std::array<Recompute, 5> kAllRecomputeModes = {
+    Recompute::kNone, Recompute::kSelective, Recompute::kSelectiveLiteral, Recompute::kFull, Recompute::kSelectiveOp};
 
 struct ConventionInfo {
   Convention convention;

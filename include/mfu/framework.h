@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mfu/file_system.h"
+#include "mfu/flops.h"
 #include "mfu/memory.h"
 #include "mfu/status.h"
 #include "mfu/vector_kernels.h"
@@ -83,6 +84,12 @@ struct FrameworkProfile {
   // a fused one has no such setting.
   Elementwise elementwise = Elementwise::kFused;
   EagerTraffic eager;
+  // What its selective activation checkpointing keeps (column
+  // `selective_ac`): "attention", Megatron's (recompute the attention core),
+  // or "op", torchtitan's op-level policy (flops.h Recompute::kSelectiveOp).
+  std::string selective_ac = "attention";
+  // The mode `selective` means here: `asked`, or kSelectiveOp for "op".
+  Recompute RecomputeOf(Recompute asked) const;
   std::string fp8_recipe = "delayed";  // "delayed", "tensorwise", "rowwise", "blockwise", "mxfp8" or ""
   // HBM bytes moved per element an FP8 GEMM operand is quantized: amax,
   // cast, transposed copy (e.g. 4 for delayed scaling: read 2, write 1 + 1).

@@ -109,7 +109,9 @@ struct TrainingMemory {
 // Korthikanti et al. 2022 (arXiv:2205.05198) section 4, generalised to GQA, gated
 // MLPs and MoE (docs/memory.md): per layer s*b*h*34 + 5*a*s^2*b bytes for a
 // GPT layer; the a*s^2 term vanishes with flash attention or selective
-// recompute; full recompute keeps only the layer input (2*s*b*h).
+// recompute; full recompute keeps only the layer input (2*s*b*h); the op-level
+// policy (selective-op) the input, q, v, the attention output and the MLP's
+// gate and down projection outputs (2*s*b*(3h + kv + ffn) for Llama).
 StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const TrainingMemoryOptions& options);
 
 // A parallel layout (Megatron's order: tp innermost, then cp, dp, pp).

@@ -195,20 +195,25 @@ class PerfModel {
   // (TrainingVectorKernels in perf_model.cc says why).
   VectorKernelTable vector_kernels_;
   // Per token, forward, one layer (averaged over dense and MoE layers).
-  double attn_proj_flops_ = 0;      // Q, K, V, O projections
-  double attn_core_flops_ = 0;      // scores + context, causal
-  double mlp_flops_ = 0;            // dense MLP (dense layers' share)
-  double expert_flops_ = 0;         // routed experts (top-k), MoE layers' share
-  double shared_flops_ = 0;         // shared experts
-  double router_flops_ = 0;         // the router's gate GEMM (16-bit, not split by tp)
-  double lm_head_flops_ = 0;        // per token, once per model
+  double attn_proj_flops_ = 0;  // Q, K, V, O projections
+  double attn_core_flops_ = 0;  // scores + context, causal
+  double mlp_flops_ = 0;        // dense MLP (dense layers' share)
+  double expert_flops_ = 0;     // routed experts (top-k), MoE layers' share
+  double shared_flops_ = 0;     // shared experts
+  double router_flops_ = 0;     // the router's gate GEMM (16-bit, not split by tp)
+  double lm_head_flops_ = 0;    // per token, once per model
+  // Shares of the projections' and the MLP's (and shared experts') GEMM
+  // work that torchtitan's op-level policy recomputes: k + o of q, k, v, o;
+  // the up projection of a gated MLP (1/3), else fc2 (1/2).
+  double op_rc_attn_share_ = 0;
+  double op_rc_mlp_share_ = 0;
   double dense_layer_params_ = 0;   // per layer average, tensor-parallel-sharded part
   double expert_layer_params_ = 0;  // per layer average, expert-parallel-sharded part
   double embedding_params_ = 0;
   double lm_head_params_ = 0;
   double moe_layer_share_ = 0;  // MoE layers / layers
   double model_flops_per_token_ = 0;
-  std::array<double, 4> hardware_flops_per_token_{};  // by Recompute
+  std::array<double, kAllRecomputeModes.size()> hardware_flops_per_token_{};  // by Recompute
   // Activation bytes for one sequence on one tensor-parallel rank: {one
   // layer, the output layer}, by ActivationKey(tp, sp, recompute), for every
   // tp that divides the heads (filled by Create).

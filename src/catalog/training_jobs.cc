@@ -70,8 +70,10 @@ StatusOr<PlanOptions> ResolvePlanOptions(const ResolvedTraining& s, const PlanRe
   o.tp_within_node = !q.tp_across_nodes;
   o.recompute.clear();
   for (const std::string& r : q.recompute) {
-    MFU_ASSIGN_OR_RETURN(Recompute mode, ParseRecompute(r));
-    o.recompute.push_back(mode);
+    MFU_ASSIGN_OR_RETURN(Recompute asked, ParseRecompute(r));
+    const Recompute mode = fw.RecomputeOf(asked);  // torchtitan's `selective` is its op policy
+    if (std::find(o.recompute.begin(), o.recompute.end(), mode) == o.recompute.end())
+      o.recompute.push_back(mode);
   }
   for (int64_t mbs : o.micro_batches) {
     if (mbs < 1 || mbs > 65536)

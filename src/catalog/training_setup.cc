@@ -124,6 +124,8 @@ StatusOr<MemoryReport> EstimateMemory(const Catalog& catalog, MemoryRequest requ
   if (!request.state.empty())
     request.state = state->name;
   request.framework_state = state->state;
+  MFU_ASSIGN_OR_RETURN(Recompute asked, ParseRecompute(request.recompute));
+  request.recompute = RecomputeName((*framework)->RecomputeOf(asked));
   return EstimateMemory(request);
 }
 
@@ -137,7 +139,8 @@ StatusOr<TrainingConfig> ResolveTrainingConfig(const ResolvedTraining& setup, co
   TrainingConfig c;
   for (const auto& [from, to] : kSizes)
     c.*to = q.*from;
-  MFU_ASSIGN_OR_RETURN(c.recompute, ParseRecompute(q.recompute));
+  MFU_ASSIGN_OR_RETURN(Recompute asked, ParseRecompute(q.recompute));
+  c.recompute = fw.RecomputeOf(asked);
   c.zero_stage = q.fsdp ? fw.FsdpStage(q.pp) : q.zero.value_or(fw.DefaultZeroStage(q.pp));
   c.fsdp = q.fsdp;
   c.tp_comm_overlap = q.tp_comm_overlap;  // as asked, for Validate: can the framework?

@@ -148,6 +148,37 @@ TEST(EstimateMemory, AgreesWithPredictForEachFramework) {
   }
 }
 
+// `selective` is the framework's: Megatron's attention-core recompute for
+// megatron-core, the op-level policy for torchtitan (frameworks.csv
+// selective_ac), in predict, plan and memory alike, and their activations
+// agree.
+TEST(EstimateMemory, SelectiveIsTheFrameworksPolicy) {
+  for (auto [framework, mode] :
+       {std::pair{"megatron-core", Recompute::kSelective}, std::pair{"torchtitan", Recompute::kSelectiveOp}}) {
+    SCOPED_TRACE(framework);
+    TrainingRequest tr = Llama8bOn("h100", 8);
+    tr.framework = framework;
+    auto s = ResolveTrainingSetup(Builtin(), tr);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    TrainingConfigRequest q;
+    q.zero = 0;
+    q.recompute = "selective";
+    StatusOr<TrainingConfig> c = ResolveTrainingConfig(**s, q);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    EXPECT_EQ(c->recompute, mode);
+    StatusOr<PredictResult> p = PredictTraining(**s, *c);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_EQ(p->prediction.config.recompute, mode);
+    MemoryRequest mr = MemoryOf(tr, framework);
+    mr.zero = 0;
+    mr.recompute = "selective";
+    StatusOr<MemoryReport> m = EstimateMemory(Builtin(), mr);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_EQ(m->options.recompute, mode);
+    EXPECT_DOUBLE_EQ(p->prediction.memory.activations, m->per_gpu.activations_bytes);
+  }
+}
+
 // --state borrows another framework's stored dtypes; bad names name the parameter.
 TEST(EstimateMemory, StateOverrideAndErrors) {
   MemoryRequest mr;

@@ -32,7 +32,8 @@ class CalcCommand final : public Command {
     app.add_option("--global-batch", r.throughput.global_batch, "Sequences per step (with --step-time)");
     app.add_option("--precision,-p", r.precision, "Dtype whose dense peak is the denominator (bf16, fp16, fp8, ...)")
         ->capture_default_str();
-    app.add_option("--recompute", r.recompute, "none, selective (Korthikanti), selective-literal, full")
+    app.add_option("--recompute", r.recompute,
+                   "none, selective (Korthikanti), selective-literal, full, selective-op (torchtitan)")
         ->capture_default_str();
     app.add_option("--convention,-c", r.convention, "FLOPs convention (see 'mfu flops --help')")->capture_default_str();
     app.add_flag("--json", json_, "Machine-readable output (docs/cli.md)");

@@ -33,7 +33,8 @@ class FlopsCommand final : public Command {
     for (auto [flags, value, help] :
          {std::tuple{"--convention,-c", &r.convention,
                      "megatron, palm, kaplan, exact, hf, maxtext, llm-foundry, or all"},
-          std::tuple{"--recompute", &r.recompute, "none, selective (Korthikanti), selective-literal, full"}})
+          std::tuple{"--recompute", &r.recompute,
+                     "none, selective (Korthikanti), selective-literal, full, selective-op (torchtitan)"}})
       app.add_option(flags, *value, help)->capture_default_str();
     app.add_option("--inference", r.inference, "prefill or decode")->check(CLI::IsMember({"prefill", "decode"}));
     app.add_option("--context", r.context, "Decode: keys each new token attends to");

@@ -38,7 +38,8 @@ class LogCommand final : public Command {
     app.add_option("--global-batch", r.global_batch, "Sequences per optimizer step [default: the log]");
     app.add_option("--convention,-c", r.convention, "FLOPs convention [default: the framework's own, docs/logs.md]");
     app.add_option("--precision,-p", r.precision, "Dtype whose dense peak is the denominator [default: header, bf16]");
-    app.add_option("--recompute", r.recompute, "none, selective, selective-literal, full [default: header, none]");
+    app.add_option("--recompute", r.recompute,
+                   "none, selective, selective-literal, full, selective-op [default: header, none]");
     app.add_option("--tolerance", r.tolerance, "Relative disagreement of a logged figure that is a finding")
         ->capture_default_str();
     app.add_flag("--json", json_, "Machine-readable output (docs/logs.md)");

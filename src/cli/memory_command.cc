@@ -32,7 +32,8 @@ class MemoryCommand final : public Command {
     seq_len_option_ =
         app.add_option("--seq-len,-s", seq_len_, "Sequence length [default: 4096; DiT: 81 frames at 720p]");
     app.add_option("--micro-batch", r.micro_batch, "Sequences per micro-batch")->capture_default_str();
-    app.add_option("--recompute", r.recompute, "none, selective, selective-literal, full")->capture_default_str();
+    app.add_option("--recompute", r.recompute, "none, selective, selective-literal, full, selective-op")
+        ->capture_default_str();
     app.add_flag("--no-flash", no_flash_, "Attention stores the a*s^2 softmax (no flash attention)");
     app.add_flag("--sp", r.sequence_parallel, "Sequence parallelism (shards the replicated activations)");
     app.add_option("--framework", r.framework,

@@ -107,7 +107,8 @@ class TraceCommand final : public Command {
     model_only_ = {
         m->add_option("--seq-len", o_.seq_len, "Sequence length"),
         m->add_option("--convention,-c", o_.convention, "FLOPs convention")->capture_default_str(),
-        m->add_option("--recompute", o_.recompute, "none, selective, selective-literal, full")->capture_default_str(),
+        m->add_option("--recompute", o_.recompute, "none, selective, selective-literal, full, selective-op")
+            ->capture_default_str(),
         m->add_option("--precision", o_.precision, "Peak for the model MFU [default: the dominant GEMM dtype]"),
         m->add_flag("--inference", o_.inference, "Forward only (1x) instead of forward + backward (3x)"),
     };

@@ -85,18 +85,22 @@ const char* RecomputeName(Recompute recompute) {
       return "selective-literal";
     case Recompute::kFull:
       return "full";
+    case Recompute::kSelectiveOp:
+      return "selective-op";
   }
   return "?";
 }
 
 StatusOr<Recompute> ParseRecompute(std::string_view text) {
   std::string t = base::ToLower(base::Trim(text));
-  for (auto r : {Recompute::kNone, Recompute::kSelective, Recompute::kSelectiveLiteral, Recompute::kFull}) {
+  for (auto r : kAllRecomputeModes) {
     if (t == RecomputeName(r))
       return r;
   }
+  if (t == "op")  // torchtitan's spelling (selective_ac_option)
+    return Recompute::kSelectiveOp;
   return InvalidArgumentError(base::Param("recompute") + ": unknown mode '" + std::string(text) +
-                              "'; one of: none, selective, selective-literal, full");
+                              "'; one of: none, selective, selective-literal, full, selective-op");
 }
 
 namespace flops {

@@ -268,6 +268,18 @@ Status CheckBatch(int64_t batch) {
   return Status::Ok();
 }
 
+// The forward FLOPs torchtitan's op-level policy runs again (flops.h
+// Recompute::kSelectiveOp): the even-numbered linears of a layer in forward
+// order (k and o; the MLP's up projection of gate, up, down, or fc2 of fc1,
+// fc2; the shared experts' likewise after the router, which it forces to
+// recompute uncounted), and every routed expert (grouped GEMMs are not on
+// its save list). The attention kernel's output is saved.
+double OpPolicyRecompute(const ModelSpec& spec, const FlopsBreakdown& f) {
+  const double mlp_share = spec.gated_mlp ? 1.0 / 3 : 1.0 / 2;
+  return f[C::kKProj] + f[C::kOProj] + mlp_share * (f[C::kDenseMlp] + f[C::kSharedExperts]) + f[C::kRoutedExperts] +
+         f[C::kRouter];
+}
+
 }  // namespace
 
 double FlopsBreakdown::total() const {
@@ -305,6 +317,9 @@ StatusOr<TrainingFlops> ComputeTrainingFlops(const ModelSpec& spec, Convention c
       break;
     case Recompute::kSelectiveLiteral:
       t.recompute_per_token = core;
+      break;
+    case Recompute::kSelectiveOp:
+      t.recompute_per_token = OpPolicyRecompute(spec, t.forward);
       break;
     case Recompute::kFull:
       if (flops::RulesFor(convention).basis == Basis::kParams) {

@@ -143,6 +143,37 @@ TEST(Flops, SelectiveLiteralAddsOneForwardCore) {
   EXPECT_DOUBLE_EQ(t->recompute_per_token, 32.0 * 2 * 32 * 128 * 8192);
 }
 
+// torchtitan's op-level policy on Llama-3.1-8B (h 4096, 8 KV heads of 128,
+// ffn 14336, 32 layers): per layer the forward order is wq, wk, wv, wo, w1,
+// w3, w2 and every second mm runs again: wk (4096 x 1024), wo (4096 x 4096)
+// and w3 (4096 x 14336), 2 FLOPs per weight and token. The attention kernel
+// is saved.
+TEST(Flops, SelectiveOpRecomputesEverySecondLinear) {
+  ModelSpec spec = Load("llama-3.1-8b-instruct");
+  for (Convention convention : {Convention::kMegatron, Convention::kMaxtext}) {
+    auto t = ComputeTrainingFlops(spec, convention, 8192, Recompute::kSelectiveOp);
+    ASSERT_TRUE(t.ok());
+    const double per_layer = 2.0 * (4096.0 * 1024 + 4096.0 * 4096 + 4096.0 * 14336);
+    EXPECT_DOUBLE_EQ(t->recompute_per_token, 32 * per_layer);
+    EXPECT_DOUBLE_EQ(t->hardware_per_token, t->model_per_token + 32 * per_layer);
+  }
+  // A plain MLP (fc1, fc2): fc2 is the sixth mm, recomputed.
+  GenericModelOptions o;
+  o.layers = 2;
+  o.hidden = 1024;
+  o.heads = 16;
+  o.vocab = 1000;
+  o.gated_mlp = false;
+  auto gpt = BuildGenericModel(o);
+  ASSERT_TRUE(gpt.ok());
+  auto plain = ComputeTrainingFlops(*gpt, Convention::kExact, 1024, Recompute::kSelectiveOp);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_DOUBLE_EQ(plain->recompute_per_token, 2 * 2.0 * (1024.0 * 1024 + 1024.0 * 1024 + 4096.0 * 1024));
+  EXPECT_EQ(ParseRecompute("op").value(), Recompute::kSelectiveOp);
+  EXPECT_EQ(ParseRecompute("selective-op").value(), Recompute::kSelectiveOp);
+  EXPECT_STREQ(RecomputeName(Recompute::kSelectiveOp), "selective-op");
+}
+
 TEST(Flops, ComponentsSumToTotal) {
   for (const char* name : {"llama-3.1-8b-instruct", "deepseek-v3", "gpt-oss-120b", "wan2.1-t2v-14b"}) {
     ModelSpec spec = Load(name);

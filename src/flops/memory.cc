@@ -56,6 +56,30 @@ LayerActivations PerLayer(const ModelSpec& spec, const LayerSpec& layer, double 
   return out;
 }
 
+// What torchtitan's op-level policy (Recompute::kSelectiveOp) keeps of a
+// layer: its input (the checkpoint's), the outputs of the odd-numbered
+// linears in forward order (q and v; gate or fc1; down, after a gated MLP),
+// the attention kernel's output and its fp32 log-sum-exp per head. A MoE
+// layer keeps its shared experts' like a dense MLP and nothing of the
+// routed experts (recomputed from the layer input).
+LayerActivations SavedByOpPolicy(const ModelSpec& spec, const LayerSpec& layer, double bytes) {
+  const auto h = static_cast<double>(spec.hidden);
+  const auto a = static_cast<double>(spec.heads);
+  const double kv_heads = spec.attention == AttentionKind::kMla ? a : static_cast<double>(spec.kv_heads);
+  const auto dqk = static_cast<double>(spec.qk_head_dim());
+  const auto dv = static_cast<double>(spec.v_dim());
+  LayerActivations out;
+  out.replicated = bytes * h;                                        // the layer input
+  out.sharded = bytes * (a * dqk + kv_heads * dv + a * dv) + 4 * a;  // q, v, attention output, LSE
+  const double f = static_cast<double>(layer.moe ? spec.moe.shared_ffn : spec.ffn);
+  if (f > 0) {
+    out.sharded += bytes * f;  // gate (fc1) output
+    if (spec.gated_mlp)
+      out.replicated += bytes * h;  // down projection output (reduce-scattered under TP)
+  }
+  return out;
+}
+
 }  // namespace
 
 TrainingState TrainingStateBytes(const TrainingStateDtypes& d, int zero_stage, const StateSharding& s) {
@@ -103,6 +127,9 @@ StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const Tra
     double bytes;
     if (o.recompute == Recompute::kFull) {
       bytes = o.activation_bytes * s * b * h / (o.sequence_parallel ? t : 1);  // the layer input only
+    } else if (o.recompute == Recompute::kSelectiveOp) {
+      LayerActivations l = SavedByOpPolicy(spec, layer, o.activation_bytes);
+      bytes = s * b * (l.sharded / t + l.replicated / (o.sequence_parallel ? t : 1));
     } else {
       LayerActivations l = PerLayer(spec, layer, o.activation_bytes);
       bytes = s * b * (l.sharded / t + l.replicated / (o.sequence_parallel ? t : 1));

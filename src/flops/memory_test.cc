@@ -84,6 +84,30 @@ TEST(Memory, KorthikantiActivationFormulas) {
 
 constexpr double kLlama8bParams = 8'030'261'248.0;
 
+// torchtitan's op-level policy keeps, per token of a Llama-3.1-8B layer (h
+// 4096, 32 heads and 8 KV heads of 128, ffn 14336), in bf16: the layer
+// input (4096), wq's output (4096), wv's (1024), SDPA's output (4096) and
+// its fp32 log-sum-exp (32 x 4 bytes), w1's output (14336) and w2's (4096).
+// At TP 2 with sequence parallelism every part halves.
+TEST(Memory, SelectiveOpKeepsEveryOtherMatmulOutput) {
+  auto spec = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
+  ASSERT_TRUE(spec.ok());
+  TrainingMemoryOptions o;
+  o.seq_len = 8192;
+  o.micro_batch = 2;
+  o.recompute = Recompute::kSelectiveOp;
+  auto m = EstimateTrainingMemory(*spec, o);
+  ASSERT_TRUE(m.ok());
+  const double per_token = 2.0 * (4096 + 4096 + 1024 + 4096 + 14336 + 4096) + 32 * 4;
+  EXPECT_DOUBLE_EQ(m->activations_per_layer_bytes, 2 * 8192 * per_token);
+  EXPECT_DOUBLE_EQ(m->activations_bytes, 32 * 2 * 8192 * per_token);
+  o.tensor_parallel = 2;
+  o.sequence_parallel = true;
+  auto tp = EstimateTrainingMemory(*spec, o);
+  ASSERT_TRUE(tp.ok());
+  EXPECT_DOUBLE_EQ(tp->activations_per_layer_bytes, 2 * 8192 * per_token / 2);
+}
+
 // The default state is Megatron-Core's: 2 (bf16) + 4 (fp32 main grads) + 4
 // (fp32 master) + 8 (two fp32 Adam moments) = 18 bytes per parameter.
 TEST(Memory, DefaultStateIsMegatrons18BytesPerParam) {

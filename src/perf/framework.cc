@@ -218,6 +218,7 @@ const base::TableSchema<FrameworkProfile>& Schema() {
         EagerBytesColumn("eager_act_bwd_bytes", &EagerTraffic::act_bwd),
         EagerBytesColumn("eager_rope_fwd_bytes", &EagerTraffic::rope_fwd),
         EagerBytesColumn("eager_rope_bwd_bytes", &EagerTraffic::rope_bwd),
+        base::WordColumn("selective_ac", &FrameworkProfile::selective_ac, {"attention", "op"}, "attention or op"),
         base::WordColumn("fp8_recipe", &FrameworkProfile::fp8_recipe, {std::begin(kRecipes), std::end(kRecipes)},
                          "delayed, tensorwise, rowwise, blockwise, mxfp8 or nvfp4"),
         base::NumberColumn("fp8_cast_bytes", &FrameworkProfile::fp8_cast_bytes, base::Bounds::Interval(0, 32))
@@ -252,6 +253,10 @@ const base::TableSchema<FrameworkProfile>& Schema() {
 bool FrameworkProfile::Implements(int stage, int64_t pp) const {
   const std::vector<int>& stages = StagesWith(*this, pp);
   return std::find(stages.begin(), stages.end(), stage) != stages.end();
+}
+
+Recompute FrameworkProfile::RecomputeOf(Recompute asked) const {
+  return asked == Recompute::kSelective && selective_ac == "op" ? Recompute::kSelectiveOp : asked;
 }
 
 int FrameworkProfile::FsdpStage(int64_t pp) const {

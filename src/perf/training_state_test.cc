@@ -154,6 +154,27 @@ TEST(FrameworkElementwise, CompileSettingAndColumns) {
   EXPECT_NE(bad.message().find("eager_rope_bwd_bytes"), std::string::npos) << bad.message();
 }
 
+// selective_ac: what `selective` means in each framework (torchtitan's
+// train configs: selective_ac_option = "op"; Megatron's
+// --recompute-granularity selective: the attention core); the other modes
+// are the same everywhere.
+TEST(FrameworkSelectiveAc, SelectiveIsTheFrameworksPolicy) {
+  const FrameworkProfile& titan = **Db().Find("torchtitan");
+  const FrameworkProfile& mcore = **Db().Find("megatron-core");
+  EXPECT_EQ(titan.selective_ac, "op");
+  EXPECT_EQ(mcore.selective_ac, "attention");
+  EXPECT_EQ(titan.RecomputeOf(Recompute::kSelective), Recompute::kSelectiveOp);
+  EXPECT_EQ(mcore.RecomputeOf(Recompute::kSelective), Recompute::kSelective);
+  for (Recompute r : {Recompute::kNone, Recompute::kFull, Recompute::kSelectiveLiteral, Recompute::kSelectiveOp})
+    EXPECT_EQ(titan.RecomputeOf(r), r);
+  FrameworkDb db = Db();
+  ASSERT_TRUE(db.AddCsv("name,selective_ac\nmegatron-core,op\n", "t.csv").ok());
+  EXPECT_EQ((*db.Find("megatron-core"))->RecomputeOf(Recompute::kSelective), Recompute::kSelectiveOp);
+  Status bad = db.AddCsv("name,selective_ac\nmegatron-core,layer\n", "t.csv");
+  EXPECT_NE(bad.message().find("'layer' is not attention or op"), std::string::npos) << bad.message();
+  EXPECT_NE(bad.message().find("selective_ac"), std::string::npos) << bad.message();
+}
+
 // zero_stage / zero_stages: the stage each framework's recipes run and the
 // ones it implements, from the cited rows (NeMo's optimizer recipe sets
 // use_distributed_optimizer=True; torchtitan's default

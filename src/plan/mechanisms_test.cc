@@ -400,6 +400,46 @@ TEST(Mechanisms, EagerModulesStreamTheirOpsAgain) {
   EXPECT_EQ(Framework("megatron-core").elementwise, Elementwise::kFused);
 }
 
+// torchtitan's `selective` is its op-level policy: the layer's forward runs
+// again except the saved kernels (SDPA and every other linear). With q, k,
+// v, o and an MLP of the same shape (MHA, ffn = h: every linear is h x h,
+// so each runs at one rate and GEMM time is proportional to FLOPs), the
+// saved linears are q, v (2 of the projections' 8 h^2) and gate, down (4 of
+// the MLP's 6 h^2): 8/14 of the layer's GEMM time. So op = full - 8/14 x
+// GEMM - attention, where Megatron's selective recomputes exactly the
+// attention (flash); the layer's GEMM time is a layer's matrix time / 3
+// (the difference of a 4- and a 2-layer model cancels the LM head).
+TEST(Mechanisms, SelectiveOpRecomputesAllButTheSavedKernels) {
+  FrameworkProfile fw = Framework("torchtitan");
+  ASSERT_EQ(fw.selective_ac, "op");
+  fw.elementwise = Elementwise::kCompiled;
+  FrameworkProfile megatron_ac = fw;
+  megatron_ac.selective_ac = "attention";
+  const ModelSpec m4 = Generic(4, 2048, 16, 2048, 32000), m2 = Generic(2, 2048, 16, 2048, 32000);
+  const PerfModel op = MakeWith(m4, 4096, 1, nullptr, TestEfficiency(), fw);
+  const PerfModel attention = MakeWith(m4, 4096, 1, nullptr, TestEfficiency(), megatron_ac);
+  const PerfModel two = MakeWith(m2, 4096, 1, nullptr, TestEfficiency(), fw);
+  TrainingConfig c = Layout(1, 1, 1, 1);
+  c.zero_stage = 0;
+  c.recompute = Recompute::kSelective;
+  const Prediction p_op = op.Evaluate(c), p_attn = attention.Evaluate(c), p_two = two.Evaluate(c);
+  c.recompute = Recompute::kFull;
+  const Prediction p_full = op.Evaluate(c);
+  ASSERT_EQ(p_op.issue, ConfigIssue::kOk);
+  EXPECT_EQ(p_op.config.recompute, Recompute::kSelectiveOp);
+  EXPECT_EQ(p_attn.config.recompute, Recompute::kSelective);
+  const double layer_gemm = (p_op.breakdown.matrix_s - p_two.breakdown.matrix_s) / (2 * 3);
+  EXPECT_NEAR(p_op.breakdown.recompute_s,
+              p_full.breakdown.recompute_s - 4 * 8.0 / 14 * layer_gemm - p_attn.breakdown.recompute_s, 1e-12);
+  EXPECT_GT(p_op.breakdown.recompute_s, p_attn.breakdown.recompute_s);
+  // It keeps less than Megatron's selective: 2(3h + h + h) + 4a bytes per
+  // token and layer (input, q, v, attention output, gate, down; the LSE)
+  // against 34h; plus the output layer (LM-head input, fp32 logits).
+  const double output_layer = 4 * 4096 * 2048.0 + 4 * 4096 * 32000.0;
+  EXPECT_NEAR(p_op.memory.activations, 4 * 4096 * (2 * 6 * 2048.0 + 4 * 16) + output_layer, 1e-3);
+  EXPECT_LT(p_op.memory.activations, p_attn.memory.activations);
+}
+
 TEST(Mechanisms, UnevenStagesCountTheBusiestStageExactly) {
   // 126 layers on 16 stages: the busiest holds ceil(126 / 16) = 8 whatever
   // the interleave (the old vpp x ceil(L / (pp x vpp)) gave 14 at vpp 7).

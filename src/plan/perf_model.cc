@@ -225,6 +225,9 @@ StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
   p.shared_flops_ = f[FlopsComponent::kSharedExperts] / layers;
   p.router_flops_ = f[FlopsComponent::kRouter] / layers;
   p.lm_head_flops_ = f[FlopsComponent::kLmHead] + f[FlopsComponent::kMtp];
+  if (p.attn_proj_flops_ > 0)
+    p.op_rc_attn_share_ = (f[FlopsComponent::kKProj] + f[FlopsComponent::kOProj]) / layers / p.attn_proj_flops_;
+  p.op_rc_mlp_share_ = m.gated_mlp ? 1.0 / 3 : 1.0 / 2;
 
   const ParamCounts params = CountParams(m);
   p.expert_layer_params_ = params.routed_experts / layers;
@@ -242,7 +245,7 @@ StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
     if (m.heads % tp != 0)
       continue;
     for (bool sp : {false, true}) {
-      for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kSelectiveLiteral, Recompute::kFull}) {
+      for (Recompute r : kAllRecomputeModes) {
         for (bool flash : {false, true}) {
           TrainingMemoryOptions o;
           o.seq_len = setup.seq_len;
@@ -262,7 +265,7 @@ StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
   MFU_ASSIGN_OR_RETURN(TrainingFlops model_flops,
                        ComputeTrainingFlops(m, setup.convention, setup.seq_len, Recompute::kNone));
   p.model_flops_per_token_ = model_flops.model_per_token;
-  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kSelectiveLiteral, Recompute::kFull}) {
+  for (Recompute r : kAllRecomputeModes) {
     MFU_ASSIGN_OR_RETURN(TrainingFlops t, ComputeTrainingFlops(m, setup.convention, setup.seq_len, r));
     p.hardware_flops_per_token_[static_cast<size_t>(r)] = t.hardware_per_token;
   }
@@ -276,7 +279,9 @@ void PerfModel::SetEfficiency(const EfficiencyParams& efficiency) {
 }
 
 size_t PerfModel::ActivationKey(int64_t tp, bool sp, Recompute recompute, bool flash) {
-  return ((static_cast<size_t>(tp) * 2 + (sp ? 1 : 0)) * 4 + static_cast<size_t>(recompute)) * 2 + (flash ? 1 : 0);
+  return ((static_cast<size_t>(tp) * 2 + (sp ? 1 : 0)) * kAllRecomputeModes.size() + static_cast<size_t>(recompute)) *
+             2 +
+         (flash ? 1 : 0);
 }
 
 }  // namespace mfu

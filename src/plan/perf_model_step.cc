@@ -84,6 +84,7 @@ struct PerfModel::StepEval {
   [[gnu::always_inline]] inline void LayerCommunication();
   [[gnu::always_inline]] inline void ContextParallelExchange();
   [[gnu::always_inline]] inline void StageTimes();
+  [[gnu::always_inline]] inline void OpPolicyRecompute(double layer_f);
   [[gnu::always_inline]] inline void StageParameters();
   [[gnu::always_inline]] inline void Fsdp();
   [[gnu::always_inline]] inline void DataParallel();
@@ -171,6 +172,7 @@ inline ConfigIssue PerfModel::StepEval::CheckShape() {
     return ConfigIssue::kBadValue;
   fused_attention = c.flash_attention && fw.attention != AttentionKernel::kUnfused;
   c.flash_attention = fused_attention;
+  c.recompute = fw.RecomputeOf(c.recompute);  // what `selective` keeps in this framework
   return ConfigIssue::kOk;
 }
 
@@ -404,6 +406,8 @@ inline void PerfModel::StepEval::StageTimes() {
     layer_rc_comm = tp_f_exp + cp_f_exp + ep_f_exp;
   } else if (c.recompute == Recompute::kSelective || c.recompute == Recompute::kSelectiveLiteral) {
     layer_rc = core_f + core_vec_f;
+  } else if (c.recompute == Recompute::kSelectiveOp) {
+    OpPolicyRecompute(layer_f);
   }
   const double vocab = static_cast<double>(m.vocab);
   head_gemm = GemmTime(tokens * pm.lm_head_flops_ / tp, tokens, vocab / tp, h, peak16, hbm, e, DType::kBf16);
@@ -448,6 +452,21 @@ inline void PerfModel::StepEval::Fsdp() {
   // Full recompute under DeepSpeed's hooks gathers again before backward.
   const double backward_gathers = c.recompute == Recompute::kFull && fw.zero3_recompute_gather ? 2 : 1;
   fsdp_exposed_per_mb = Exposed(gather, t_f, prefetch) + Exposed(backward_gathers * gather + reduce, t_b, prefetch);
+}
+
+// torchtitan's op-level policy (flops.h Recompute::kSelectiveOp) runs again
+// everything of the layer's forward but the saved kernels: its
+// elementwise work (norms, activation, rope, FP8 casts; eager or
+// compiled), the even-numbered linears (pm.op_rc_share_ of the
+// projections', op_rc_mlp_share_ of the MLP's and shared experts' GEMM
+// time), the routed experts and, with unfused attention, the attention
+// core; the saved flash kernel is not. Of the communication, the TP
+// all-gathers (reduce-scatters are saved; all-reduces are not) and the
+// expert all-to-alls.
+inline void PerfModel::StepEval::OpPolicyRecompute(double layer_f) {
+  const double gemm_rc = pm.op_rc_attn_share_ * attn_proj_s + pm.op_rc_mlp_share_ * (mlp_s + shared_s) + expert_s;
+  layer_rc = layer_f - gemm_f + gemm_rc - (fused_attention ? core_f : 0);
+  layer_rc_comm = (sp ? 0.5 : 1.0) * tp_f_exp + ep_f_exp;
 }
 
 // The pipeline bubble and p2p sends; ZeRO-0-2's gradient reduction: an
