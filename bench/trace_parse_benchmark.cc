@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
     }
   }
   Input& input = TheInput();
-  auto bytes = mfu::ReadTraceBytes(path);
+  auto bytes = mfu::ReadTraceBytes(mfu::RealFileSystem(), path);
   if (bytes.ok()) {
     input.json = std::move(bytes).value();
   } else {

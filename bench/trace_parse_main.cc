@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   int failures = 0;
   for (const std::string& path : files) {
     const auto start = std::chrono::steady_clock::now();
-    mfu::StatusOr<mfu::RankTrace> trace = mfu::ParseTraceFile(path, options);
+    mfu::StatusOr<mfu::RankTrace> trace = mfu::ParseTraceFile(mfu::RealFileSystem(), path, options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!trace.ok()) {
       std::printf("FAIL %s: %s\n", path.c_str(), trace.status().message().c_str());

@@ -86,7 +86,8 @@ mfu::StatusOr<mfu::RankTrace> ParseViaFile(std::string_view bytes) {
     }
     done += static_cast<size_t>(n);
   }
-  mfu::StatusOr<mfu::RankTrace> trace = mfu::ParseTraceFile("/proc/self/fd/" + std::to_string(fd));
+  mfu::StatusOr<mfu::RankTrace> trace =
+      mfu::ParseTraceFile(mfu::RealFileSystem(), "/proc/self/fd/" + std::to_string(fd));
   close(fd);
   return trace;
 }

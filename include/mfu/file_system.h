@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -50,6 +51,19 @@ struct DirectoryEntry {
 inline constexpr uint64_t kMaxConfigFileBytes = uint64_t{64} << 20;
 inline constexpr uint64_t kMaxDataFileBytes = uint64_t{256} << 20;
 
+// A whole regular file as one read-only view (FileSystem::Map): the disk
+// maps it, so a reader that scans it once pays no copy; an in-memory file
+// system lends its string.
+class MappedFile {
+ public:
+  virtual ~MappedFile() = default;
+  virtual std::string_view bytes() const = 0;
+  // A mapping of the file itself: pages a reader is done with may be dropped
+  // from memory (madvise) and are read again from the file if touched. Not
+  // so for bytes held in memory, which dropping would zero.
+  virtual bool file_backed() const { return false; }
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -77,6 +91,13 @@ class FileSystem {
   // chunk by chunk.
   virtual Status ReadFileInChunks(const std::string& path, uint64_t chunk_bytes,
                                   const std::function<Status(std::string_view)>& sink) const;
+  // The regular file `path` whole, as a view that lives as long as the
+  // result, with no limit on its size (the trace parser's input: 526 MB
+  // traces are scanned once, in place). Open errors as in the header
+  // comment. The default reads the file (bounded by kMaxDataFileBytes) and
+  // owns the bytes; RealFileSystem maps it (and reads it when it cannot be
+  // mapped).
+  virtual StatusOr<std::unique_ptr<MappedFile>> Map(const std::string& path) const;
 };
 
 // The real disk.
@@ -88,6 +109,7 @@ class RealFileSystem final : public FileSystem {
   StatusOr<std::vector<DirectoryEntry>> ListDirectory(const std::string& path) const override;
   Status ReadFileInChunks(const std::string& path, uint64_t chunk_bytes,
                           const std::function<Status(std::string_view)>& sink) const override;
+  StatusOr<std::unique_ptr<MappedFile>> Map(const std::string& path) const override;
 };
 
 // An in-memory tree for tests: files by full path ("a/b/config.json"); the

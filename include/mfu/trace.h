@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "mfu/file_system.h"
 #include "mfu/status.h"
 
 namespace mfu {
@@ -208,24 +209,26 @@ struct TraceParseOptions {
 StatusOr<RankTrace> ParseTraceBuffer(std::string_view json, std::string_view origin,
                                      const TraceParseOptions& options = {});
 
-// Reads and parses `path` (.json or .json.gz; gzip is detected by its magic
-// bytes). kNotFound when it cannot be opened (the reason, e.g. "Permission
-// denied", in the message), kParse as above (a gzip
+// Reads and parses `path` through `fs` (.json or .json.gz; gzip is detected
+// by its magic bytes); on the disk the file is mapped, not copied. kNotFound
+// when it cannot be opened or is not a regular file (FileSystem's messages:
+// "<path>: permission denied", "<path>: not a regular file (fifo)"), kParse as above (a gzip
 // stream that ends early: "truncated gzip stream"), kOutOfRange past
 // `options.max_events`.
-StatusOr<RankTrace> ParseTraceFile(const std::string& path, const TraceParseOptions& options = {});
+StatusOr<RankTrace> ParseTraceFile(const FileSystem& fs, const std::string& path,
+                                   const TraceParseOptions& options = {});
 
 // The bytes of `path`, decompressed when it is gzip (detected by its magic
 // bytes), for tools that read a trace as text. kNotFound when it cannot be
 // opened, kParse on a read error or corrupt gzip data.
-StatusOr<std::string> ReadTraceBytes(const std::string& path);
+StatusOr<std::string> ReadTraceBytes(const FileSystem& fs, const std::string& path);
 
 // The trace files of a job: `path` is one file or a directory whose *.json and
 // *.json.gz files are ranks. Files are parsed in parallel (`max_parallel`
 // files at a time, each with options.threads / that many workers) and
 // returned sorted by rank (then path). An unreadable directory is an error
 // that says so (permission denied), never "no trace files".
-StatusOr<std::vector<RankTrace>> ParseTraceSet(const std::string& path, const TraceParseOptions& options = {},
-                                               int max_parallel = 2);
+StatusOr<std::vector<RankTrace>> ParseTraceSet(const FileSystem& fs, const std::string& path,
+                                               const TraceParseOptions& options = {}, int max_parallel = 2);
 
 }  // namespace mfu

@@ -132,11 +132,12 @@ Status ValidateTraceJobOptions(const TraceJobOptions& options, const Catalog& ca
 StatusOr<JobAnalysis> AnalyzeTraceJob(std::vector<RankTrace> traces, const Catalog& catalog,
                                       const TraceJobOptions& options);
 
-// Reads `paths` (each a trace file, .json or .json.gz, or a directory whose
-// files are ranks: ParseTraceSet), in order, then AnalyzeTraceJob. Errors:
+// Reads `paths` through `fs` (each a trace file, .json or .json.gz, or a
+// directory whose files are ranks: ParseTraceSet), in order, then
+// AnalyzeTraceJob. Errors:
 // ValidateTraceJobOptions's (before any file is read), then ParseTraceSet's.
-StatusOr<JobAnalysis> AnalyzeTracePaths(const std::vector<std::string>& paths, const Catalog& catalog,
-                                        const TraceJobOptions& options);
+StatusOr<JobAnalysis> AnalyzeTracePaths(const FileSystem& fs, const std::vector<std::string>& paths,
+                                        const Catalog& catalog, const TraceJobOptions& options);
 
 // kParse naming the first rank whose trace has error-severity diagnostics.
 Status CheckTraceErrors(const JobAnalysis& job);

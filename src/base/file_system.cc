@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -144,14 +145,25 @@ Status FileSystem::ReadFileInChunks(const std::string& path, uint64_t chunk_byte
   return Status::Ok();
 }
 
-Status RealFileSystem::ReadFileInChunks(const std::string& path, uint64_t chunk_bytes,
-                                        const std::function<Status(std::string_view)>& sink) const {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  struct stat st {};
-  MFU_RETURN_IF_ERROR(CheckOpenedRegular(path, fd.get(), st));
-  std::string buffer(static_cast<size_t>(std::clamp<uint64_t>(chunk_bytes, 1, uint64_t{1} << 30)), '\0');
+namespace {
+
+// Bytes a MappedFile owns: read, not mapped.
+class OwnedFile final : public MappedFile {
+ public:
+  explicit OwnedFile(std::string bytes) : bytes_(std::move(bytes)) {}
+  std::string_view bytes() const override { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+// Reads the open descriptor `fd` of `path` to its end in pieces of
+// `chunk_bytes` and hands each to `sink`; stops at its first error.
+Status ReadChunks(const std::string& path, int fd, size_t chunk_bytes,
+                  const std::function<Status(std::string_view)>& sink) {
+  std::string buffer(chunk_bytes, '\0');
   while (true) {
-    ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
     if (n < 0) {
       if (errno == EINTR)
         continue;
@@ -161,6 +173,57 @@ Status RealFileSystem::ReadFileInChunks(const std::string& path, uint64_t chunk_
       return Status::Ok();
     MFU_RETURN_IF_ERROR(sink(std::string_view(buffer.data(), static_cast<size_t>(n))));
   }
+}
+
+// A private read-only mapping, unmapped with the object.
+class MappedRegion final : public MappedFile {
+ public:
+  MappedRegion(void* data, size_t size) : data_(data), size_(size) {}
+  ~MappedRegion() override { ::munmap(data_, size_); }
+  MappedRegion(const MappedRegion&) = delete;
+  MappedRegion& operator=(const MappedRegion&) = delete;
+  std::string_view bytes() const override { return {static_cast<const char*>(data_), size_}; }
+  bool file_backed() const override { return true; }
+
+ private:
+  void* data_;
+  size_t size_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<MappedFile>> FileSystem::Map(const std::string& path) const {
+  MFU_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  return std::unique_ptr<MappedFile>(std::make_unique<OwnedFile>(std::move(bytes)));
+}
+
+StatusOr<std::unique_ptr<MappedFile>> RealFileSystem::Map(const std::string& path) const {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  struct stat st {};
+  MFU_RETURN_IF_ERROR(CheckOpenedRegular(path, fd.get(), st));
+  const auto size = static_cast<size_t>(st.st_size);
+  if (size > 0) {
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (map != MAP_FAILED) {
+      ::madvise(map, size, MADV_SEQUENTIAL);
+      return std::unique_ptr<MappedFile>(std::make_unique<MappedRegion>(map, size));
+    }
+  }
+  // Empty, or not mappable: read it through the descriptor, unbounded.
+  std::string bytes;
+  MFU_RETURN_IF_ERROR(ReadChunks(path, fd.get(), size_t{1} << 20, [&bytes](std::string_view chunk) {
+    bytes.append(chunk);
+    return Status::Ok();
+  }));
+  return std::unique_ptr<MappedFile>(std::make_unique<OwnedFile>(std::move(bytes)));
+}
+
+Status RealFileSystem::ReadFileInChunks(const std::string& path, uint64_t chunk_bytes,
+                                        const std::function<Status(std::string_view)>& sink) const {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  struct stat st {};
+  MFU_RETURN_IF_ERROR(CheckOpenedRegular(path, fd.get(), st));
+  return ReadChunks(path, fd.get(), static_cast<size_t>(std::clamp<uint64_t>(chunk_bytes, 1, uint64_t{1} << 30)), sink);
 }
 
 StatusOr<FileInfo> RealFileSystem::Stat(const std::string& path) const {

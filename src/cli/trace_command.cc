@@ -145,8 +145,9 @@ class TraceCommand final : public Command {
       files.hardware.push_back(o_.gpu.hardware_file);
     if (!o_.kernel_classes.empty())
       files.kernel_classes.push_back(o_.kernel_classes);
-    MFU_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(RealFileSystem(), files));
-    StatusOr<JobAnalysis> analyzed = AnalyzeTracePaths(o_.paths, catalog, options);
+    const RealFileSystem fs;
+    MFU_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(fs, files));
+    StatusOr<JobAnalysis> analyzed = AnalyzeTracePaths(fs, o_.paths, catalog, options);
     progress.Clear();
     MFU_ASSIGN_OR_RETURN(JobAnalysis job, std::move(analyzed));
     MFU_RETURN_IF_ERROR(CheckDetailRanks(job, options));

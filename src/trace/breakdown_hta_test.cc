@@ -236,7 +236,7 @@ struct RankResult {
 };
 
 std::vector<RankResult> AnalyzeSet(const std::string& dir, std::span<const int64_t> row0_ts_us) {
-  auto traces = ParseTraceSet(testing::TestTracePath(dir));
+  auto traces = ParseTraceSet(RealFileSystem(), testing::TestTracePath(dir));
   EXPECT_TRUE(traces.ok()) << traces.status().message();
   std::vector<RankResult> results;
   if (!traces.ok())

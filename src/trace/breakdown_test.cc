@@ -346,7 +346,7 @@ TEST(LinkLaunches, ByCorrelation) {
 TEST(Breakdown, InvariantsOnRealTraces) {
   for (const char* file : testing::kRealTraceFiles) {
     SCOPED_TRACE(file);
-    auto trace = ParseTraceFile(testing::TestTracePath(file));
+    auto trace = ParseTraceFile(RealFileSystem(), testing::TestTracePath(file));
     ASSERT_TRUE(trace.ok()) << trace.status().message();
     const Prepared p = Prepare(std::move(trace).value());
     const std::vector<ProfilerStepInfo> steps = FindProfilerSteps(p.trace, p.launches);
@@ -390,7 +390,7 @@ TEST(Breakdown, InvariantsOnRealTraces) {
 TEST(AnalyzeWindows, EqualsOneWindowAtATimeOnRealTraces) {
   size_t windows_checked = 0;
   for (const char* dir : {"dlrm_kineto", "hta_sampled"}) {
-    auto traces = ParseTraceSet(testing::TestTracePath(dir));
+    auto traces = ParseTraceSet(RealFileSystem(), testing::TestTracePath(dir));
     ASSERT_TRUE(traces.ok()) << traces.status().message();
     for (RankTrace& t : *traces) {
       const Prepared p = Prepare(std::move(t));

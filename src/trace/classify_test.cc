@@ -352,7 +352,7 @@ TEST(ClassifyEvents, RealTracesAreAlmostFullyClassified) {
   files.push_back("dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz");
   files.push_back("hta_sampled/sampled_rank-0.json.gz");
   for (const std::string& file : files) {
-    auto trace = ParseTraceFile(testing::TestTracePath(file));
+    auto trace = ParseTraceFile(RealFileSystem(), testing::TestTracePath(file));
     ASSERT_TRUE(trace.ok()) << file << ": " << trace.status().message();
     const std::vector<KernelClass> classes = ClassifyEvents(*trace, testing::BuiltinClassifier());
     const double unclassified = testing::UnclassifiedKernelShare(*trace, classes);

@@ -550,7 +550,7 @@ std::vector<std::vector<KernelClass>> BuiltinClasses(const std::vector<RankTrace
 }
 
 TEST(CollectivesRealTraces, DlrmEightRanks) {
-  auto traces = ParseTraceSet(testing::TestTracePath("dlrm_kineto"));
+  auto traces = ParseTraceSet(RealFileSystem(), testing::TestTracePath("dlrm_kineto"));
   ASSERT_TRUE(traces.ok()) << traces.status().message();
   ASSERT_EQ(traces->size(), 8u);
   auto classes = BuiltinClasses(*traces);
@@ -605,7 +605,7 @@ TEST(CollectivesRealTraces, DlrmEightRanks) {
 }
 
 TEST(CollectivesRealTraces, HtaSampledTwoRanks) {
-  auto traces = ParseTraceSet(testing::TestTracePath("hta_sampled"));
+  auto traces = ParseTraceSet(RealFileSystem(), testing::TestTracePath("hta_sampled"));
   ASSERT_TRUE(traces.ok()) << traces.status().message();
   ASSERT_EQ(traces->size(), 2u);
   auto classes = BuiltinClasses(*traces);
@@ -621,7 +621,7 @@ TEST(CollectivesRealTraces, HtaSampledTwoRanks) {
 }
 
 TEST(CollectivesRealTraces, A100SingleRankArgs) {
-  auto trace = ParseTraceFile(testing::TestTracePath("nccl_collectives_a100.json.gz"));
+  auto trace = ParseTraceFile(RealFileSystem(), testing::TestTracePath("nccl_collectives_a100.json.gz"));
   ASSERT_TRUE(trace.ok()) << trace.status().message();
   std::vector<RankTrace> traces;
   traces.push_back(std::move(*trace));

@@ -91,13 +91,6 @@ bool IsGzip(std::string_view bytes) {
          static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
-bool IsGzip(std::FILE* f) {
-  unsigned char magic[2] = {0, 0};
-  size_t n = std::fread(magic, 1, 2, f);
-  std::rewind(f);
-  return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-}
-
 std::string ReadAll(ByteSource& source, std::string& error) {
   std::string out;
   std::vector<char> buffer(1u << 20);
@@ -113,19 +106,13 @@ std::string ReadAll(ByteSource& source, std::string& error) {
 
 namespace mfu {
 
-StatusOr<std::string> ReadTraceBytes(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    return NotFoundError(path + ": cannot open file (" + std::strerror(errno) + ")");
+StatusOr<std::string> ReadTraceBytes(const FileSystem& fs, const std::string& path) {
+  MFU_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, fs.Map(path));
+  if (!trace::IsGzip(file->bytes()))
+    return std::string(file->bytes());
+  trace::GzipSource source(std::make_unique<trace::MemorySource>(file->bytes()));
   std::string error;
-  std::string bytes;
-  if (trace::IsGzip(f)) {
-    trace::GzipSource source(std::make_unique<trace::FileSource>(f));
-    bytes = trace::ReadAll(source, error);
-  } else {
-    trace::FileSource source(f);
-    bytes = trace::ReadAll(source, error);
-  }
+  std::string bytes = trace::ReadAll(source, error);
   if (!error.empty())
     return ParseError(path + ": " + error);
   return bytes;

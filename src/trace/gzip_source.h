@@ -1,7 +1,8 @@
 #pragma once
 
-// Sources of decompressed trace bytes, read in bounded chunks: memory, a
-// file, and streaming gzip (multi-member) over either. The one gzip reader of
+// Sources of decompressed trace bytes, read in bounded chunks: memory (a
+// mapped file's bytes: FileSystem::Map) and streaming gzip (multi-member)
+// over it. The one gzip reader of
 // the project: the trace parser, tools/trace_gen and bench use it (through
 // ReadTraceBytes in mfu/trace.h or directly).
 
@@ -42,21 +43,6 @@ class MemorySource final : public ByteSource {
   size_t pos_ = 0;
 };
 
-class FileSource final : public ByteSource {
- public:
-  explicit FileSource(std::FILE* f) : f_(f) {}
-  ~FileSource() override { std::fclose(f_); }
-  size_t Read(char* out, size_t n, std::string& error) override {
-    size_t k = std::fread(out, 1, n, f_);
-    if (k < n && std::ferror(f_))
-      error = "read error";
-    return k;
-  }
-
- private:
-  std::FILE* f_;
-};
-
 // Streaming gzip (multi-member) decompression over another source. zlib
 // inflates; the CRC-32 of each member is checked with libdeflate's
 // carry-less-multiply CRC (3-4x faster than zlib's, which was an eighth of
@@ -89,7 +75,6 @@ class GzipSource final : public ByteSource {
 // True when the bytes (or the file, whose position is rewound) start with the
 // gzip magic 1f 8b.
 bool IsGzip(std::string_view bytes);
-bool IsGzip(std::FILE* f);
 
 // Everything `source` yields; `error` set on a read or gzip error.
 std::string ReadAll(ByteSource& source, std::string& error);

@@ -293,8 +293,8 @@ Status ValidateTraceJobOptions(const TraceJobOptions& options, const Catalog& ca
   return Status::Ok();
 }
 
-StatusOr<JobAnalysis> AnalyzeTracePaths(const std::vector<std::string>& paths, const Catalog& catalog,
-                                        const TraceJobOptions& options) {
+StatusOr<JobAnalysis> AnalyzeTracePaths(const FileSystem& fs, const std::vector<std::string>& paths,
+                                        const Catalog& catalog, const TraceJobOptions& options) {
   MFU_RETURN_IF_ERROR(ValidateTraceJobOptions(options, catalog));
   TraceParseOptions parse;
   parse.keep_python_functions = options.keep_python_functions;
@@ -303,7 +303,7 @@ StatusOr<JobAnalysis> AnalyzeTracePaths(const std::vector<std::string>& paths, c
   parse.progress = options.progress;
   std::vector<RankTrace> traces;
   for (const std::string& path : paths) {
-    MFU_ASSIGN_OR_RETURN(std::vector<RankTrace> set, ParseTraceSet(path, parse, parse.threads));
+    MFU_ASSIGN_OR_RETURN(std::vector<RankTrace> set, ParseTraceSet(fs, path, parse, parse.threads));
     for (auto& t : set)
       traces.push_back(std::move(t));
   }

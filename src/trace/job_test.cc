@@ -101,7 +101,8 @@ TEST(TraceJob, OptionErrorsNameParameters) {
   o = H100();
   o.gpu_override = "h1000";
   EXPECT_EQ(ValidateTraceJobOptions(o, Builtin()).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(AnalyzeTracePaths({"/no/such/trace.json"}, Builtin(), H100()).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(AnalyzeTracePaths(RealFileSystem(), {"/no/such/trace.json"}, Builtin(), H100()).status().code(),
+            StatusCode::kNotFound);
 }
 
 TEST(TraceJob, NoAcceleratorIsNotAnError) {
@@ -161,7 +162,7 @@ TEST(TraceReport, SameBytesAsTheCliGoldens) {
     const std::string cmd = ReadFile(golden + "/cmd");  // "trace PATH"
     const std::string path = cmd.substr(6, cmd.find_last_not_of(" \n") - 5);
     TraceJobOptions options;
-    auto job = AnalyzeTracePaths({path}, Builtin(), options);
+    auto job = AnalyzeTracePaths(RealFileSystem(), {path}, Builtin(), options);
     ASSERT_TRUE(job.ok()) << job.status().message();
     EXPECT_EQ(RenderTraceJobText(*job, options, false), ReadFile(golden + "/expected.txt")) << name;
     // The CLI spells the library's "parameter 'python'" (a diagnostic's

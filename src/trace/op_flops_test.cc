@@ -499,7 +499,7 @@ TEST(SummarizeFlops, DtypesWithoutPeakAreSetAside) {
 class QwenH100 : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto parsed = ParseTraceFile(testing::TestTracePath("h100_qwen_inference.json.gz"));
+    auto parsed = ParseTraceFile(RealFileSystem(), testing::TestTracePath("h100_qwen_inference.json.gz"));
     ASSERT_TRUE(parsed.ok()) << parsed.status().message();
     r_ = new Attributed;
     r_->trace = std::move(parsed).value();

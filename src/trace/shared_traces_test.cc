@@ -20,7 +20,7 @@ namespace {
 // DeepEP (dpsk::ep::*), which must be communication, not compute.
 TEST(ClassifyEvents, DeepSeekDeepEpIsCommunication) {
   const std::string path = std::string(MFU_SOURCE_DIR) + "/../shared/traces/deepseek-profile-data/train.json";
-  auto trace = ParseTraceFile(path);
+  auto trace = ParseTraceFile(RealFileSystem(), path);
   ASSERT_TRUE(trace.ok()) << trace.status().message() << " (this test needs ../shared beside the checkout)";
   const std::vector<KernelClass> classes = ClassifyEvents(*trace, testing::BuiltinClassifier());
   size_t deep_ep = 0;

@@ -53,7 +53,7 @@ TEST(TraceInput, TruncatedGzipIsNamed) {
   EXPECT_NE(cut.status().message().find("cut.json.gz: truncated gzip stream"), std::string::npos)
       << cut.status().message();
   const std::string path = WriteTemp("cut.json.gz", gz.substr(0, 12));
-  auto file = ParseTraceFile(path);
+  auto file = ParseTraceFile(RealFileSystem(), path);
   ASSERT_FALSE(file.ok());
   EXPECT_NE(file.status().message().find("truncated gzip stream"), std::string::npos) << file.status().message();
   // Cut inside the events: the events before the cut are kept, the
@@ -73,14 +73,14 @@ TEST(TraceInput, MaxEventsCapsEveryPath) {
   EXPECT_NE(buffer.status().message().find("three.json: more than 2 events"), std::string::npos)
       << buffer.status().message();
   const std::string plain = WriteTemp("three.json", doc);  // the mapped path
-  auto mapped = ParseTraceFile(plain, capped);
+  auto mapped = ParseTraceFile(RealFileSystem(), plain, capped);
   ASSERT_FALSE(mapped.ok());
   EXPECT_NE(mapped.status().message().find(plain + ": more than 2 events"), std::string::npos);
-  auto gz = ParseTraceFile(WriteTemp("three.json.gz", Gzip(doc)), capped);
+  auto gz = ParseTraceFile(RealFileSystem(), WriteTemp("three.json.gz", Gzip(doc)), capped);
   ASSERT_FALSE(gz.ok());
   EXPECT_EQ(gz.status().code(), StatusCode::kOutOfRange);
   capped.max_events = 3;  // at the cap: fine
-  auto exact = ParseTraceFile(plain, capped);
+  auto exact = ParseTraceFile(RealFileSystem(), plain, capped);
   ASSERT_TRUE(exact.ok()) << exact.status().message();
   EXPECT_EQ(exact->num_events(), 3u);
 }
@@ -95,7 +95,7 @@ TEST(TraceInput, ProgressIsReportedAsBytesAdvance) {
   std::vector<TraceProgress> seen;
   options.progress = [&](const TraceProgress& p) { seen.push_back(p); };
   const std::string path = WriteTemp("progress.json", doc);
-  auto t = ParseTraceFile(path, options);
+  auto t = ParseTraceFile(RealFileSystem(), path, options);
   ASSERT_TRUE(t.ok()) << t.status().message();
   // ~280 KB read 8 MiB at a time (the whole file in one chunk): one report
   // at the end of the chunk, with every event.
@@ -127,6 +127,51 @@ TEST(TraceInput, LongNamesAreCutAndCounted) {
   EXPECT_EQ(DiagnosticCount(*t, "long_name_truncated"), 1u);
 }
 
+// Files come from the FileSystem the caller passes (#11): an in-memory job
+// directory parses as the disk's would, plain and gzip alike, other files
+// ignored; what the file system refuses is refused with its message.
+TEST(TraceInput, ReadsThroughTheFileSystemItIsGiven) {
+  InMemoryFileSystem fs;
+  const std::string plain = Doc({Event("a", 10), Event("b", 20)});
+  fs.AddFile("job/rank0.json", plain);
+  fs.AddFile("job/rank1.json.gz", Gzip(Doc({Event("c", 30)})));
+  fs.AddFile("job/notes.txt", "not a trace");
+  auto one = ParseTraceFile(fs, "job/rank0.json");
+  auto buffer = ParseTraceBuffer(plain, "job/rank0.json");
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  ASSERT_TRUE(buffer.ok());
+  EXPECT_EQ(one->num_events(), 2u);
+  EXPECT_EQ(one->num_events(), buffer->num_events());
+  EXPECT_EQ(one->event_name(1), buffer->event_name(1));
+  auto set = ParseTraceSet(fs, "job");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  ASSERT_EQ(set->size(), 2u);
+  EXPECT_EQ((*set)[0].path, "job/rank0.json");
+  EXPECT_EQ((*set)[1].path, "job/rank1.json.gz");
+  EXPECT_EQ((*set)[1].num_events(), 1u);
+  auto text = ReadTraceBytes(fs, "job/rank1.json.gz");
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, Doc({Event("c", 30)}));
+  auto missing = ParseTraceFile(fs, "job/rank2.json");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ParseTraceSet(fs, "empty").status().code(), StatusCode::kNotFound);
+  fs.AddDirectory("nothing");
+  EXPECT_EQ(ParseTraceSet(fs, "nothing").status().message(),
+            "nothing: no *.json or *.json.gz trace files in this directory");
+}
+
+// A FIFO is refused at once (fopen used to block on one with no writer).
+TEST(TraceInput, FifoIsNotARegularFile) {
+  const std::string fifo = ::testing::TempDir() + "/trace_fifo.json";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto t = ParseTraceFile(RealFileSystem(), fifo);
+  ::unlink(fifo.c_str());
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(t.status().message(), fifo + ": not a regular file (fifo)");
+}
+
 // Issue #12: an unreadable directory said "no *.json files".
 TEST(TraceInput, UnreadableDirectoryIsPermissionDenied) {
   if (geteuid() == 0)
@@ -135,7 +180,7 @@ TEST(TraceInput, UnreadableDirectoryIsPermissionDenied) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/rank0.json") << Doc({Event("a", 1)});
   ASSERT_EQ(chmod(dir.c_str(), 0), 0);
-  auto set = ParseTraceSet(dir);
+  auto set = ParseTraceSet(RealFileSystem(), dir);
   chmod(dir.c_str(), 0755);
   ASSERT_FALSE(set.ok());
   EXPECT_EQ(set.status().message(), dir + ": permission denied");

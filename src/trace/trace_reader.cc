@@ -3,7 +3,6 @@
 // the per-thread builders is trace_merge.cc. See docs/trace.md for the pipeline.
 
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,7 +11,6 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -121,7 +119,8 @@ struct Batch {
   uint64_t base = 0;
   size_t capacity = 0;  // readable bytes from data
   std::vector<EventSpan> spans;
-  bool mapped = false;
+  bool mapped = false;     // data is the whole input, alive until the parse ends (no copy)
+  bool droppable = false;  // ... and a file mapping whose parsed pages may be dropped
 };
 
 void ParseBatch(TraceBuilder& builder, const Batch& batch) {
@@ -141,7 +140,7 @@ void ParseBatch(TraceBuilder& builder, const Batch& batch) {
 #if defined(MADV_DONTNEED)
   // Drop parsed pages of a mapping from the resident set (they are re-read
   // from the page cache if a neighbouring batch touches them again).
-  if (batch.mapped && !batch.spans.empty()) {
+  if (batch.droppable && !batch.spans.empty()) {
     const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     const uint64_t lo = (batch.spans.front().offset + page - 1) / page * page;
     const uint64_t hi = (batch.spans.back().offset + batch.spans.back().length) / page * page;
@@ -416,7 +415,7 @@ void DropPages(const char* map, uint64_t lo, uint64_t hi) {
 // Zero-copy path for plain files: scanner and parsers read the mapping, and
 // parsed pages are dropped from the resident set as batches complete (and
 // scanned pages without events, e.g. whitespace, at once).
-StatusOr<RankTrace> ParseMapped(const char* map, size_t size, std::string_view origin,
+StatusOr<RankTrace> ParseMapped(const char* map, size_t size, bool file_backed, std::string_view origin,
                                 const TraceParseOptions& options) {
   RankTrace out;
   out.path = std::string(origin);
@@ -433,7 +432,8 @@ StatusOr<RankTrace> ParseMapped(const char* map, size_t size, std::string_view o
     scanner.Scan(map, 0, limit, batch.spans, diagnostics);
     MFU_RETURN_IF_ERROR(limits.Advance(limit, batch.spans.size()));
     if (batch.spans.empty()) {
-      DropPages(map, scanned, std::min<uint64_t>(limit, scanner.KeepFrom()));
+      if (file_backed)
+        DropPages(map, scanned, std::min<uint64_t>(limit, scanner.KeepFrom()));
       scanned = limit;
       continue;
     }
@@ -442,6 +442,7 @@ StatusOr<RankTrace> ParseMapped(const char* map, size_t size, std::string_view o
     batch.base = 0;
     batch.capacity = size;
     batch.mapped = true;
+    batch.droppable = file_backed;
     runner.Submit(std::move(batch));
   }
   return Finish(std::move(out), scanner, runner, diagnostics, size, "", origin, options);
@@ -506,53 +507,28 @@ StatusOr<RankTrace> ParseTraceBuffer(std::string_view json, std::string_view ori
   return trace::ParseStream(source, origin, options, json.size());
 }
 
-StatusOr<RankTrace> ParseTraceFile(const std::string& path, const TraceParseOptions& options) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    return NotFoundError(path + ": cannot open file (" + std::strerror(errno) + ")");
-  if (trace::IsGzip(f)) {
-    trace::GzipSource source(std::make_unique<trace::FileSource>(f));
+StatusOr<RankTrace> ParseTraceFile(const FileSystem& fs, const std::string& path, const TraceParseOptions& options) {
+  // Mapped (no copy through read()): plain JSON is scanned in place, gzip
+  // inflated from the mapping.
+  MFU_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, fs.Map(path));
+  const std::string_view bytes = file->bytes();
+  if (trace::IsGzip(bytes)) {
+    trace::GzipSource source(std::make_unique<trace::MemorySource>(bytes));
     return trace::ParseStream(source, path, options, 0);
   }
-  // Plain JSON: map it (no copy through read()); fall back to reading.
-  const int fd = fileno(f);
-  struct stat st {};
-  if (fstat(fd, &st) == 0 && st.st_size > 0) {
-    const auto size = static_cast<size_t>(st.st_size);
-    void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map != MAP_FAILED) {
-      madvise(map, size, MADV_SEQUENTIAL);
-      auto result = trace::ParseMapped(static_cast<const char*>(map), size, path, options);
-      munmap(map, size);
-      std::fclose(f);
-      return result;
-    }
-  }
-  trace::FileSource source(f);
-  return trace::ParseStream(source, path, options, 0);
+  return trace::ParseMapped(bytes.data(), bytes.size(), file->file_backed(), path, options);
 }
 
-StatusOr<std::vector<RankTrace>> ParseTraceSet(const std::string& path, const TraceParseOptions& options,
-                                               int max_parallel) {
-  std::error_code ec;
+StatusOr<std::vector<RankTrace>> ParseTraceSet(const FileSystem& fs, const std::string& path,
+                                               const TraceParseOptions& options, int max_parallel) {
   std::vector<std::string> files;
-  if (std::filesystem::is_directory(path, ec)) {
-    std::filesystem::directory_iterator it(path, ec);
-    if (ec == std::errc::permission_denied)  // opening it, as listing it below
-      return NotFoundError(path + ": permission denied");
-    if (ec)
-      return NotFoundError(path + ": cannot read directory (" + ec.message() + ")");
-    for (const auto& entry : it) {
-      const std::string name = entry.path().filename().string();
-      if (entry.is_regular_file() && (name.ends_with(".json") || name.ends_with(".json.gz"))) {
-        files.push_back(entry.path().string());
-      }
+  MFU_ASSIGN_OR_RETURN(FileInfo info, fs.Stat(path));
+  if (info.kind == FileKind::kDirectory) {
+    MFU_ASSIGN_OR_RETURN(std::vector<DirectoryEntry> entries, fs.ListDirectory(path));
+    for (const DirectoryEntry& entry : entries) {  // sorted by name
+      if (entry.kind == FileKind::kRegular && (entry.name.ends_with(".json") || entry.name.ends_with(".json.gz")))
+        files.push_back(path + (path.ends_with("/") ? "" : "/") + entry.name);
     }
-    if (ec == std::errc::permission_denied)
-      return NotFoundError(path + ": permission denied");
-    if (ec)
-      return NotFoundError(path + ": cannot list directory (" + ec.message() + ")");
-    std::sort(files.begin(), files.end());
     if (files.empty())
       return NotFoundError(path + ": no *.json or *.json.gz trace files in this directory");
   } else {
@@ -564,7 +540,7 @@ StatusOr<std::vector<RankTrace>> ParseTraceSet(const std::string& path, const Tr
       static_cast<int>(std::min<size_t>(files.size(), static_cast<size_t>(std::max(1, max_parallel))));
   TraceParseOptions per_file = options;
   per_file.threads = std::max(1, options.threads / files_at_once);
-  ParallelFor(files.size(), files_at_once, [&](size_t i) { results[i] = ParseTraceFile(files[i], per_file); });
+  ParallelFor(files.size(), files_at_once, [&](size_t i) { results[i] = ParseTraceFile(fs, files[i], per_file); });
   std::vector<RankTrace> traces;
   for (auto& r : results) {
     if (!r.ok())

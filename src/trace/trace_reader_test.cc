@@ -208,7 +208,8 @@ TEST(TraceReader, NothingUsableIsAnError) {
   auto all_bad = ParseTraceBuffer(R"({"traceEvents": [{"ts": 1}, 7]})", "y.json");
   ASSERT_FALSE(all_bad.ok());
   EXPECT_NE(all_bad.status().message().find("y.json: no usable event"), std::string::npos);
-  EXPECT_EQ(ParseTraceFile(testing::TestTracePath("does_not_exist.json")).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ParseTraceFile(RealFileSystem(), testing::TestTracePath("does_not_exist.json")).status().code(),
+            StatusCode::kNotFound);
 }
 
 TEST(TraceReader, TruncatedFileKeepsEventsAndMetadata) {
@@ -237,8 +238,8 @@ TEST(TraceReader, DeterministicAcrossThreadsAndCompression) {
   TraceParseOptions one, two;
   one.threads = 1;
   two.threads = 2;
-  auto a = ParseTraceFile(path, one);
-  auto b = ParseTraceFile(path, two);
+  auto a = ParseTraceFile(RealFileSystem(), path, one);
+  auto b = ParseTraceFile(RealFileSystem(), path, two);
   ASSERT_TRUE(a.ok() && b.ok());
   ASSERT_GT(a->input_bytes, 16u << 20);
   EXPECT_EQ(a->ts_ns, b->ts_ns);

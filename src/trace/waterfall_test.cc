@@ -381,7 +381,7 @@ Prepared PrepareReal(RankTrace trace) {
 TEST(WaterfallRealTraces, ConsistentEverywhere) {
   size_t checked = 0;
   for (const auto& entry : std::filesystem::directory_iterator(testing::TestTracePath(""))) {
-    auto set = ParseTraceSet(entry.path().string());
+    auto set = ParseTraceSet(RealFileSystem(), entry.path().string());
     ASSERT_TRUE(set.ok()) << entry.path() << ": " << set.status().message();
     for (RankTrace& t : *set) {
       Prepared p = PrepareReal(std::move(t));
@@ -427,7 +427,7 @@ TEST(WaterfallRealTraces, ConsistentEverywhere) {
 TEST(WaterfallRealTraces, AnnotatedTrainingStepPhases) {
   // HTA's nccl_data trace: DDP training with "## forward ##", "## backward ##"
   // and "## optimizer ##" ranges in each of its three steps.
-  auto t = ParseTraceFile(testing::TestTracePath("nccl_collectives_a100.json.gz"));
+  auto t = ParseTraceFile(RealFileSystem(), testing::TestTracePath("nccl_collectives_a100.json.gz"));
   ASSERT_TRUE(t.ok()) << t.status().message();
   std::vector<StepPhases> phases = Phases(*t);
   ASSERT_EQ(phases.size(), 3u);
@@ -443,7 +443,7 @@ TEST(WaterfallRealTraces, AnnotatedTrainingStepPhases) {
 TEST(WaterfallRealTraces, InferredTrainingStepPhases) {
   // Kineto's 2021 ResNet-50 sample: no forward/backward ranges, a
   // single-process DataLoader, autograd on its own thread, SGD.
-  auto t = ParseTraceFile(testing::TestTracePath("legacy_2021_resnet50.json.gz"));
+  auto t = ParseTraceFile(RealFileSystem(), testing::TestTracePath("legacy_2021_resnet50.json.gz"));
   ASSERT_TRUE(t.ok()) << t.status().message();
   std::vector<StepPhases> phases = Phases(*t);
   ASSERT_FALSE(phases.empty());
@@ -465,7 +465,7 @@ constexpr char kQwen15_05B[] = R"({
   "max_window_layers": 21, "torch_dtype": "bfloat16"})";
 
 TEST(WaterfallRealTraces, QwenH100MatchesTraceLensTimeline) {
-  auto t = ParseTraceFile(testing::TestTracePath("h100_qwen_inference.json.gz"));
+  auto t = ParseTraceFile(RealFileSystem(), testing::TestTracePath("h100_qwen_inference.json.gz"));
   ASSERT_TRUE(t.ok()) << t.status().message();
   Prepared p = PrepareReal(std::move(t).value());
   auto gpu = ResolveTraceAccelerator(p.trace, testing::BuiltinHardware(), "");

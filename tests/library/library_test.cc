@@ -104,7 +104,8 @@ TEST_F(LibraryTest, TraceJobEqualsTheCli) {
   const std::string path = "tests/data/traces/nccl_collectives_a100.json.gz";
   TraceJobOptions options;
   options.threads = 2;
-  StatusOr<JobAnalysis> job = AnalyzeTracePaths({std::string(MFU_SOURCE_DIR) + "/" + path}, *catalog_, options);
+  StatusOr<JobAnalysis> job =
+      AnalyzeTracePaths(RealFileSystem(), {std::string(MFU_SOURCE_DIR) + "/" + path}, *catalog_, options);
   ASSERT_TRUE(job.ok()) << job.status().message();
   // The CLI was given the relative path; the rank's path is the one field
   // that names it.

@@ -720,7 +720,7 @@ mfu::Status Run(Options options) {
   }
   if (single_file && options.out.ends_with(".gz"))
     options.gzip = true;
-  MFU_ASSIGN_OR_RETURN(std::string text, mfu::ReadTraceBytes(options.source));
+  MFU_ASSIGN_OR_RETURN(std::string text, mfu::ReadTraceBytes(mfu::RealFileSystem(), options.source));
   Json root;
   RawDomBuilder builder(root);
   if (!Json::sax_parse(text, &builder))

@@ -33,7 +33,7 @@ int RunTraceGen(const std::string& args) {
 }
 
 mfu::RankTrace Parse(const std::string& path) {
-  mfu::StatusOr<mfu::RankTrace> trace = mfu::ParseTraceFile(path);
+  mfu::StatusOr<mfu::RankTrace> trace = mfu::ParseTraceFile(mfu::RealFileSystem(), path);
   EXPECT_TRUE(trace.ok()) << trace.status().message();
   return trace.ok() ? std::move(trace).value() : mfu::RankTrace();
 }
