@@ -82,15 +82,30 @@ class FlagSpellingBuf final : public std::streambuf {
   bool wrote_ = false;
 };
 
-// --wide on every command that takes flags (the leaves: hw list, hw show, ...).
-void AddWideFlag(CLI::App& sub, bool& wide) {
+// --wide and --output-format on every command that takes flags (the leaves:
+// hw list, hw show, ...).
+void AddOutputFlags(CLI::App& sub, bool& wide, std::string& format) {
   std::vector<CLI::App*> nested = sub.get_subcommands([](CLI::App* a) { return !a->get_name().empty(); });
   if (nested.empty()) {
     sub.add_flag("--wide", wide, "Text tables without a width limit [default: COLUMNS, the terminal, 100]");
+    sub.add_option("--output-format", format,
+                   "text (default), json (as --json) or csv: one row per listed item, or one row of every field "
+                   "(docs/cli.md)");
     return;
   }
   for (CLI::App* n : nested)
-    AddWideFlag(*n, wide);
+    AddOutputFlags(*n, wide, format);
+}
+
+// The format --output-format names (text when not given); --json with any
+// other is a contradiction.
+StatusOr<ReportFormat> OutputFormat(const std::string& name, bool json) {
+  if (name.empty())
+    return json ? ReportFormat::kJson : ReportFormat::kText;
+  MFU_ASSIGN_OR_RETURN(ReportFormat format, ParseReportFormat(name));
+  if (json && format != ReportFormat::kJson)
+    return InvalidArgumentError("--json contradicts --output-format " + name);
+  return format;
 }
 
 std::string Lowercased(std::string message) {
@@ -128,10 +143,11 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   std::vector<std::unique_ptr<Command>> commands = MakeCommands();
   std::vector<std::pair<CLI::App*, Command*>> table;
   bool wide = false;
+  std::string format_name;
   for (auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c->name(), c->summary());
     c->Register(*sub);
-    AddWideFlag(*sub, wide);
+    AddOutputFlags(*sub, wide, format_name);
     table.emplace_back(sub, c.get());
   }
   std::vector<std::string> help_topic;
@@ -168,6 +184,9 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
   }
   if (help->parsed())
     return PrintHelp(app, help_topic, width, out, err);
+  StatusOr<ReportFormat> format = OutputFormat(format_name, prepared.json);
+  if (!format.ok())
+    return fail(InFlagSpelling(format.status().message(), ""), true);
   for (auto& [sub, command] : table) {
     if (!sub->parsed())
       continue;
@@ -175,7 +194,7 @@ int RunCli(int argc, char** argv, std::ostream& out, std::ostream& err) {
     // 'global_batch'"); the CLI shows its flags, as in its error messages.
     FlagSpellingBuf spelled(out, sub->get_name());
     std::ostream buffer(&spelled);
-    CommandContext context{buffer, err, CliTextOptions(width, sub->get_name())};
+    CommandContext context{buffer, err, CliTextOptions(width, sub->get_name()), *format};
     Status status = command->Run(context);
     spelled.Finish();
     if (status.ok())

@@ -44,7 +44,7 @@ class CalcCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(HardwareDb db, gpu_.LoadDb());
     request_.gpu = gpu_.gpu;
     MFU_ASSIGN_OR_RETURN(CalcReport report, RunCalc(db, request_));
-    ctx.out << (json_ ? RenderCalcJson(report) : RenderCalcText(report, ctx.text));
+    ctx.out << ctx.reporter(json_).Report(report);
     return Status::Ok();
   }
 

@@ -96,7 +96,7 @@ class CalibrateCommand final : public Command {
       MFU_ASSIGN_OR_RETURN(result, Calibrate(runs, catalog.hardware, catalog.clusters, catalog.efficiency, options));
     }
     MFU_RETURN_IF_ERROR(WriteTables(result.fitted));
-    ctx.out << (json_ ? RenderCalibrationJson(runs, cv, View()) : RenderCalibrationText(runs, cv, View(), ctx.text));
+    ctx.out << ctx.reporter(json_).Report(runs, cv, View());
     return Status::Ok();
   }
 

@@ -38,13 +38,13 @@ class ClustersCommand final : public Command {
       MFU_RETURN_IF_ERROR(db.AddFile(RealFileSystem(), cluster_file_));
     if (show_->parsed()) {
       MFU_ASSIGN_OR_RETURN(const Cluster* c, db.Find(name_));
-      ctx.out << (json_ ? RenderClusterJson(*c) : RenderClusterText(*c, ctx.text));
+      ctx.out << ctx.reporter(json_).Report(*c);
       return Status::Ok();
     }
     std::vector<const Cluster*> all;
     for (const Cluster& c : db.all())
       all.push_back(&c);
-    ctx.out << (json_ ? RenderClusterListJson(all) : RenderClusterListText(all, ctx.text));
+    ctx.out << ctx.reporter(json_).Report(all);
     return Status::Ok();
   }
 

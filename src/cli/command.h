@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mfu/reporter.h"
 #include "mfu/status.h"
 #include "mfu/text_options.h"
 
@@ -23,7 +24,11 @@ namespace mfu::cli {
 struct CommandContext {
   std::ostream& out;
   std::ostream& err;
-  TextOptions text;  // the width text tables fit (COLUMNS, the tty, 100 piped; --wide)
+  TextOptions text;                           // the width text tables fit (COLUMNS, the tty, 100 piped; --wide)
+  ReportFormat format = ReportFormat::kText;  // --output-format
+  // The library's renderer of every result in the chosen format (--json:
+  // JSON, whatever --output-format said; they cannot contradict).
+  Reporter reporter(bool json) const { return Reporter(json ? ReportFormat::kJson : format, text); }
 };
 
 class Command {

@@ -187,12 +187,15 @@ std::vector<const CLI::App*> Subcommands(const CLI::App& app) {
 PreparedArgs PrepareArgs(const CLI::App& app, const std::vector<std::string>& argv) {
   PreparedArgs out;
   out.args = argv;
-  for (const std::string& token : argv) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& token = argv[i];
     if (token == "--")
       break;
     if (IsHelp(token))
       out.help = true;
-    if (token == "--json")  // known before any error, for the error object
+    // Known before any error, for the error object.
+    if (token == "--json" || token == "--output-format=json" ||
+        (token == "--output-format" && i + 1 < argv.size() && argv[i + 1] == "json"))
       out.json = true;
   }
   if (out.help || argv.empty() || argv[0].empty() || argv[0][0] == '-' || argv[0] == "help")

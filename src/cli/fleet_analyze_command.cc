@@ -94,7 +94,7 @@ class FleetAnalyzeCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(FleetReport report, AnalyzeFleet(text, input_, options));
     if (!csv_dir_.empty())
       MFU_RETURN_IF_ERROR(WriteOutputFiles(csv_dir_, RenderFleetCsv(report)));
-    ctx.out << (json_ ? RenderFleetJson(report) : RenderFleetText(report, ctx.text));
+    ctx.out << ctx.reporter(json_).Report(report);
     return Status::Ok();
   }
 

@@ -53,7 +53,7 @@ class FlopsCommand final : public Command {
     if (seq_len_option_->count() > 0)
       request_.seq_len = seq_len_;
     MFU_ASSIGN_OR_RETURN(FlopsReport report, CountFlops(request_));
-    ctx.out << (json_ ? RenderFlopsJson(report) : RenderFlopsText(report, ctx.text));
+    ctx.out << ctx.reporter(json_).Report(report);
     return Status::Ok();
   }
 

@@ -86,7 +86,7 @@ class GoodputCommand final : public Command {
         return InvalidArgumentError("--interval must be a positive duration (got " + interval_ + ")");
     }
     MFU_ASSIGN_OR_RETURN(GoodputWhatIf study, GoodputWhatIfStudy(request));
-    ctx.out << (json_ ? RenderGoodputWhatIfJson(study) : RenderGoodputWhatIfText(study, ctx.text));
+    ctx.out << ctx.reporter(json_).Report(study);
     return Status::Ok();
   }
 
@@ -128,7 +128,7 @@ class GoodputCommand final : public Command {
     StatusOr<GoodputReport> report = ComputeGoodput(all, options);
     if (!report.ok())
       return AsDataError(report.status());
-    ctx.out << (json_ ? RenderGoodputJson(*report, events_) : RenderGoodputText(*report, events_, ctx.text));
+    ctx.out << ctx.reporter(json_).Report(*report, events_);
     return Status::Ok();
   }
 

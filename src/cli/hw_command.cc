@@ -36,12 +36,12 @@ class HwCommand final : public Command {
       MFU_RETURN_IF_ERROR(db.AddFile(RealFileSystem(), hardware_file_));
     if (list_ != nullptr && list_->parsed()) {
       MFU_ASSIGN_OR_RETURN(std::vector<const Accelerator*> selected, SelectAccelerators(db, vendor_));
-      ctx.out << (json_ ? RenderAcceleratorListJson(selected) : RenderAcceleratorListText(selected, ctx.text));
+      ctx.out << ctx.reporter(json_).Report(selected);
       return Status::Ok();
     }
     if (show_ != nullptr && show_->parsed()) {
       MFU_ASSIGN_OR_RETURN(const Accelerator* a, db.Find(name_));
-      ctx.out << (json_ ? RenderAcceleratorJson(*a) : RenderAcceleratorText(*a, ctx.text));
+      ctx.out << ctx.reporter(json_).Report(*a);
       return Status::Ok();
     }
     return InvalidArgumentError("hw: expected a subcommand: list or show");

@@ -91,7 +91,7 @@ class InferCommand final : public Command {
     const RealFileSystem fs{};
     MFU_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(fs, files));
     MFU_ASSIGN_OR_RETURN(InferenceResult result, RunInferenceJob(catalog, fs, request_));
-    ctx.out << (json_ ? RenderInferenceJson(result) : RenderInferenceText(result, ctx.text));
+    ctx.out << ctx.reporter(json_).Report(result);
     return Status::Ok();
   }
 

@@ -51,8 +51,7 @@ class KernelsCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(fs, files));
     MFU_ASSIGN_OR_RETURN(KernelValidation v,
                          ValidateKernelFigures(figures, catalog.hardware, catalog.clusters, catalog.efficiency));
-    ctx.out << (json_ ? RenderKernelValidationJson(v, figures_path_)
-                      : RenderKernelValidationText(figures, v, figures_path_, summary_only_, ctx.text));
+    ctx.out << ctx.reporter(json_).Report(figures, v, figures_path_, summary_only_);
     return Status::Ok();
   }
 

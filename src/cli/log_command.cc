@@ -69,11 +69,7 @@ class LogCommand final : public Command {
       WriteLogFindingsCsv(analysis, findings);
       MFU_RETURN_IF_ERROR(WriteOutputFiles(csv_dir_, {{"findings.csv", findings.str()}}));
     }
-    // Streamed: a timeline of millions of steps is never held as one string.
-    if (json_)
-      WriteLogJson(analysis, ctx.out);
-    else
-      ctx.out << RenderLogText(analysis, ctx.text);
+    ctx.reporter(json_).Write(analysis, ctx.out);  // streamed
     return Status::Ok();
   }
 

@@ -75,7 +75,7 @@ class MemoryCommand final : public Command {
     files.frameworks = framework_files_;
     MFU_ASSIGN_OR_RETURN(Catalog catalog, Catalog::Load(RealFileSystem(), files));
     MFU_ASSIGN_OR_RETURN(MemoryReport report, EstimateMemory(catalog, request_));
-    ctx.out << (json_ ? RenderMemoryJson(report) : RenderMemoryText(report, ctx.text));
+    ctx.out << ctx.reporter(json_).Report(report);
     return Status::Ok();
   }
 

@@ -20,7 +20,7 @@ class ModelsCommand final : public Command {
 
   Status Run(const CommandContext& ctx) override {
     MFU_ASSIGN_OR_RETURN(std::vector<PresetCount> presets, CountPresetParams());
-    ctx.out << (json_ ? RenderPresetListJson(presets) : RenderPresetListText(presets, ctx.text));
+    ctx.out << ctx.reporter(json_).Report(presets);
     return Status::Ok();
   }
 

@@ -54,7 +54,7 @@ class PlanCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(Catalog catalog, setup_.LoadCatalog());
     MFU_ASSIGN_OR_RETURN(std::unique_ptr<ResolvedTraining> s, ResolveTrainingSetup(catalog, request));
     MFU_ASSIGN_OR_RETURN(PlanStudy study, RunPlanStudy(*s, request_));
-    ctx.out << (json_ ? RenderPlanJson(*s, study) : RenderPlanText(*s, study, timing_, ctx.text));
+    ctx.out << ctx.reporter(json_).Report(*s, study, timing_);
     if (study.plan.top.empty())
       return NotFoundError("no configuration fits in memory");
     return Status::Ok();

@@ -29,7 +29,7 @@ class PredictCommand final : public Command {
     MFU_ASSIGN_OR_RETURN(std::unique_ptr<ResolvedTraining> s, ResolveTrainingSetup(catalog, request));
     MFU_ASSIGN_OR_RETURN(TrainingConfig config, ResolveTrainingConfig(*s, config_.request));
     MFU_ASSIGN_OR_RETURN(PredictResult result, PredictTraining(*s, config));
-    ctx.out << (json_ ? RenderPredictJson(*s, result) : RenderPredictText(*s, result, ctx.text));
+    ctx.out << ctx.reporter(json_).Report(*s, result);
     if (!result.prediction.memory.fits())
       return NotFoundError("the configuration does not fit in the GPU's memory");
     return Status::Ok();

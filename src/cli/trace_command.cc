@@ -153,7 +153,7 @@ class TraceCommand final : public Command {
     MFU_RETURN_IF_ERROR(CheckDetailRanks(job, options));
     if (!o_.csv_dir.empty())
       MFU_RETURN_IF_ERROR(WriteOutputFiles(o_.csv_dir, RenderTraceJobCsv(job)));
-    ctx.out << (o_.json ? RenderTraceJobJson(job, options) : RenderTraceJobText(job, options, o_.verbose, ctx.text));
+    ctx.out << ctx.reporter(o_.json).Report(job, options, o_.verbose);
     if (o_.strict) {
       Status errors = CheckTraceErrors(job);
       if (!errors.ok())

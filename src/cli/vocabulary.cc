@@ -170,6 +170,7 @@ const std::vector<FlagSpec> kVocabulary = {
     // Output, every command.
     {"JSON output", "--json", "", "", ANY_JSON, K::kSwitch},
     {"no width limit on text tables", "--wide", "", "", ANY_JSON, K::kSwitch},
+    {"output format: text, json (as --json) or csv", "--output-format", "", "", ANY_JSON, K::kText},
     // fleet analyze (telemetry reading and estimation).
     {"telemetry file or URL (exposition or query_range)", "INPUT", "", "", "fleet", K::kText},
     {"precision of the jobs' GEMMs (the dense peak)", "--precision", "", "", "fleet", K::kText},

@@ -332,6 +332,28 @@ TEST(CliErrors, BadTraces) {
   ExpectOneLineError(RunMfu({"trace", SourcePath("tests/data/traces/triton.json.gz"), "--gpu", "h1000"}), 2, "h1000");
 }
 
+// --output-format: csv writes the result's JSON flattened (a list result
+// one row per item); a format it does not know, or one contradicting
+// --json, is a usage error that names both.
+TEST(CliOutputFormat, CsvAndItsErrors) {
+  Result csv = RunMfu({"plan", "-m", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8", "-s", "4096", "--global-batch",
+                       "64", "--top", "3", "--output-format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("breakdown_s.attention,", 0), 0u) << csv.out.substr(0, 200);
+  EXPECT_NE(csv.out.find(",config.tp,"), std::string::npos);
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 4);  // header + the top 3
+  Result hw = RunMfu({"hw", "show", "h100", "--output-format=csv"});
+  ASSERT_EQ(hw.exit_code, 0) << hw.err;
+  EXPECT_EQ(std::count(hw.out.begin(), hw.out.end(), '\n'), 2);  // one row of every field
+  ExpectOneLineError(RunMfu({"hw", "list", "--output-format", "xml"}), 2,
+                     "--output-format: 'xml' is not text, json or csv");
+  ExpectOneLineError(RunMfu({"hw", "list", "--json", "--output-format", "csv"}), 2,
+                     "--json contradicts --output-format csv");
+  Result json = RunMfu({"hw", "show", "h1000", "--output-format", "json"});
+  EXPECT_EQ(json.exit_code, 2);
+  EXPECT_NE(json.out.find("\"error\""), std::string::npos) << json.out;  // the error object, as with --json
+}
+
 TEST(CliErrors, BadHardwareFile) {
   Result r = RunMfu({"hw", "list", "--hardware-file", SourcePath("tests/data/bad_hardware.csv")});
   ExpectOneLineError(r, 1, "bad_hardware.csv:2");

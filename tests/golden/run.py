@@ -8,6 +8,8 @@ Each case is a folder tests/golden/<area>/<case>/ holding
   expected.txt   stdout of `mfu <cmd>`
   expected.json  stdout of `mfu <cmd> --json` (absent when the command has no
                  JSON output)
+  expected.csv   stdout of `mfu <cmd> --output-format csv` (recorded for the
+                 CSV_AREAS; checked against the JSON, flattened)
 Every JSON output must also pass the consistency checks of its result types
 (check_consistency below): a waterfall's buckets sum to its step, its factors
 are its buckets' ratios and mfu_hw = compute share x matrix share x matrix
@@ -32,6 +34,8 @@ code, message}.
                                                           (review the diff)
 """
 import argparse
+import csv
+import io
 import difflib
 import json
 import math
@@ -647,6 +651,81 @@ def check_notes(area, doc, errors):
             errors.append(f"$.notes[{i}]: kind {note['kind']!r} (assumption or warning), empty code or message")
 
 
+# The JSON list each area's CSV rows are (mfu/reporter.h): absent, one row.
+CSV_ROWS = {"plan": ["top"], "infer": ["decode_sweep", "workload.pairs"], "hw": ["accelerators"], "models": ["models"],
+            "flops": ["conventions"], "calibrate": ["runs"], "kernels": ["figures"]}
+# Areas whose cases record expected.csv (`--output-format csv`) on --update.
+CSV_AREAS = ("predict", "plan", "infer", "hw", "flops", "memory", "calc", "models")
+
+
+def flatten(node, prefix, out):
+    """The scalar leaves of a JSON value by dotted path, lists of scalars
+    as one value, lists of objects left out: what a CSV row holds."""
+    if isinstance(node, dict):
+        for key, child in node.items():
+            flatten(child, f"{prefix}.{key}" if prefix else key, out)
+    elif isinstance(node, list):
+        if all(not isinstance(v, (dict, list)) for v in node):
+            out[prefix] = node
+    else:
+        out[prefix] = node
+
+
+def cell_matches(cell, value):
+    if isinstance(value, list):
+        parts = cell.split(";") if cell else []
+        return len(parts) == len(value) and all(cell_matches(c, v) for c, v in zip(parts, value))
+    if value is None:
+        return cell == ""
+    if isinstance(value, bool):
+        return cell == ("true" if value else "false")
+    if isinstance(value, (int, float)):
+        try:
+            return float(cell) == float(value)
+        except ValueError:
+            return False
+    return cell == value
+
+
+def check_csv(area, doc, text, errors):
+    """The CSV is the JSON flattened: its rows are the area's list (or the
+    whole document, without the envelope, as one row), every cell the JSON
+    value at its column's path (independent of the C++ flattening)."""
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        errors.append("csv: empty")
+        return
+    header, body = rows[0], rows[1:]
+    items = None
+    for key in CSV_ROWS.get(area, []):
+        node = doc
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, list):
+            items = node
+            break
+    if items is None:
+        items = [{k: v for k, v in doc.items() if k not in ("schema_version", "mfu_version")}]
+    if len(body) != len(items):
+        errors.append(f"csv: {len(body)} rows, the JSON list has {len(items)}")
+        return
+    for i, (row, item) in enumerate(zip(body, items)):
+        leaves = {}
+        flatten(item, "", leaves)
+        if len(row) != len(header):
+            errors.append(f"csv: row {i + 1} has {len(row)} cells for {len(header)} columns")
+            continue
+        for column, cell in zip(header, row):
+            if column not in leaves:
+                if cell != "":
+                    errors.append(f"csv: row {i + 1} column {column}: {cell!r} where the JSON has no value")
+            elif not cell_matches(cell, leaves[column]):
+                errors.append(f"csv: row {i + 1} column {column}: {cell!r} != JSON {leaves[column]!r}")
+        missing = [k for k in leaves if k not in header]
+        if missing:
+            errors.append(f"csv: row {i + 1}: JSON leaves without a column: {missing[:5]}")
+
+
 def run(mfu, args):
     # Piped output is 100 columns wide unless COLUMNS says otherwise: the
     # goldens are the piped layout, whatever the caller's terminal.
@@ -721,6 +800,17 @@ def main():
             errors.append("$: none of the consistency checks of its result type applies")
         failures.extend(f"{name}: {e}" for e in errors[:20])
         compare(name, json_path, out, opts.update, failures)
+        csv_path = case / "expected.csv"
+        if not csv_path.exists() and not (opts.update and case.parent.name in CSV_AREAS):
+            continue
+        rc, text, err = run(opts.mfu, args + ["--output-format", "csv"])
+        if rc != 0:
+            failures.append(f"{name}: mfu {' '.join(args)} --output-format csv exited {rc}: {err.strip()}")
+            continue
+        errors = []
+        check_csv(case.parent.name, doc, text, errors)
+        failures.extend(f"{name}: {e}" for e in errors[:20])
+        compare(name, csv_path, text, opts.update, failures)
     for f in failures:
         print(f)
     verb = "updated" if opts.update else "passed"

@@ -22,6 +22,7 @@
 #include "mfu/report_infer.h"
 #include "mfu/report_plan.h"
 #include "mfu/report_trace.h"
+#include "mfu/reporter.h"
 #include "mfu/trace_job.h"
 #include "mfu/training_setup.h"
 
@@ -139,6 +140,10 @@ TEST_F(LibraryTest, PredictEqualsTheCli) {
   const std::string args = "predict --model llama-3.1-8b --cluster dgx-h100 --gpus 64 --seq-len 8192 --tp 2 --gbs 256";
   EXPECT_EQ(RenderPredictJson(**setup, *result), RunCli(args + " --json"));
   EXPECT_EQ(RenderPredictText(**setup, *result, CliSpelling()), RunCli(args));
+  // The Reporter a front end holds gives the CLI's bytes in every format.
+  EXPECT_EQ(Reporter(ReportFormat::kCsv).Report(**setup, *result), RunCli(args + " --output-format csv"));
+  EXPECT_EQ(Reporter(ReportFormat::kJson).Report(**setup, *result), RunCli(args + " --output-format json"));
+  EXPECT_EQ(Reporter(ReportFormat::kText, CliSpelling()).Report(**setup, *result), RunCli(args));
 }
 
 TEST_F(LibraryTest, PlanEqualsTheCli) {
@@ -174,6 +179,7 @@ TEST_F(LibraryTest, InferEqualsTheCli) {
       "--weight-precision bf16 --kv-precision bf16 --batch 256";
   EXPECT_EQ(RenderInferenceJson(*result), RunCli(args + " --json"));
   EXPECT_EQ(RenderInferenceText(*result), RunCli(args));
+  EXPECT_EQ(Reporter(ReportFormat::kCsv).Report(*result), RunCli(args + " --output-format csv"));
 }
 
 }  // namespace
