@@ -56,6 +56,10 @@ const char* ConventionSummary(Convention convention);  // one line, AllConventio
 // kaplan6n, hf_6n_total, mosaic). kInvalidArgument lists the names.
 StatusOr<Convention> ParseConvention(std::string_view text);
 const char* RecomputeName(Recompute recompute);
+// The share of a layer's MLP (and shared experts') GEMM work that
+// Recompute::kSelectiveOp runs again: the up projection of gate, up, down
+// (1/3), or fc2 of fc1, fc2 (1/2).
+double OpPolicyMlpShare(const ModelSpec& spec);
 StatusOr<Recompute> ParseRecompute(std::string_view text);
 
 // Where the FLOPs go. Q/K/V/O and the attention core are self-attention;

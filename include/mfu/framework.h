@@ -50,6 +50,14 @@ enum class Elementwise {
 };
 const char* ElementwiseName(Elementwise e);
 
+// What a framework's selective activation checkpointing keeps (column
+// `selective_ac`).
+enum class SelectiveAc {
+  kAttention,  // Megatron's: everything but the attention core (recomputed)
+  kOp,         // torchtitan's op-level policy (flops.h Recompute::kSelectiveOp)
+};
+const char* SelectiveAcName(SelectiveAc s);
+
 struct FrameworkProfile;
 // How `framework` runs elementwise work under a torch.compile `setting`:
 // "" its default; "on" (yes, 1, true) compiled; "off" (no, 0, false) eager.
@@ -84,10 +92,7 @@ struct FrameworkProfile {
   // a fused one has no such setting.
   Elementwise elementwise = Elementwise::kFused;
   EagerTraffic eager;
-  // What its selective activation checkpointing keeps (column
-  // `selective_ac`): "attention", Megatron's (recompute the attention core),
-  // or "op", torchtitan's op-level policy (flops.h Recompute::kSelectiveOp).
-  std::string selective_ac = "attention";
+  SelectiveAc selective_ac = SelectiveAc::kAttention;
   // The mode `selective` means here: `asked`, or kSelectiveOp for "op".
   Recompute RecomputeOf(Recompute asked) const;
   std::string fp8_recipe = "delayed";  // "delayed", "tensorwise", "rowwise", "blockwise", "mxfp8" or ""

@@ -204,7 +204,7 @@ class PerfModel {
   double lm_head_flops_ = 0;    // per token, once per model
   // Shares of the projections' and the MLP's (and shared experts') GEMM
   // work that torchtitan's op-level policy recomputes: k + o of q, k, v, o;
-  // the up projection of a gated MLP (1/3), else fc2 (1/2).
+  // OpPolicyMlpShare (flops.h).
   double op_rc_attn_share_ = 0;
   double op_rc_mlp_share_ = 0;
   double dense_layer_params_ = 0;   // per layer average, tensor-parallel-sharded part

@@ -91,6 +91,10 @@ const char* RecomputeName(Recompute recompute) {
   return "?";
 }
 
+double OpPolicyMlpShare(const ModelSpec& spec) {
+  return spec.gated_mlp ? 1.0 / 3 : 1.0 / 2;
+}
+
 StatusOr<Recompute> ParseRecompute(std::string_view text) {
   std::string t = base::ToLower(base::Trim(text));
   for (auto r : kAllRecomputeModes) {

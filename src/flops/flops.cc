@@ -275,9 +275,8 @@ Status CheckBatch(int64_t batch) {
 // recompute uncounted), and every routed expert (grouped GEMMs are not on
 // its save list). The attention kernel's output is saved.
 double OpPolicyRecompute(const ModelSpec& spec, const FlopsBreakdown& f) {
-  const double mlp_share = spec.gated_mlp ? 1.0 / 3 : 1.0 / 2;
-  return f[C::kKProj] + f[C::kOProj] + mlp_share * (f[C::kDenseMlp] + f[C::kSharedExperts]) + f[C::kRoutedExperts] +
-         f[C::kRouter];
+  return f[C::kKProj] + f[C::kOProj] + OpPolicyMlpShare(spec) * (f[C::kDenseMlp] + f[C::kSharedExperts]) +
+         f[C::kRoutedExperts] + f[C::kRouter];
 }
 
 }  // namespace

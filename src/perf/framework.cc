@@ -53,6 +53,15 @@ StatusOr<Elementwise> ParseElementwise(std::string_view text) {
   return ParseError("'" + v + "' is not fused, eager or compiled");
 }
 
+StatusOr<SelectiveAc> ParseSelectiveAc(std::string_view text) {
+  const std::string v = base::ToLower(text);
+  for (SelectiveAc s : {SelectiveAc::kAttention, SelectiveAc::kOp}) {
+    if (v == SelectiveAcName(s))
+      return s;
+  }
+  return ParseError("'" + v + "' is not attention or op");
+}
+
 // Eager bytes per element beyond one fused kernel (FrameworkProfile::eager).
 Col EagerBytesColumn(const char* name, double EagerTraffic::*member) {
   return base::NumberColumn<FrameworkProfile>(
@@ -218,7 +227,9 @@ const base::TableSchema<FrameworkProfile>& Schema() {
         EagerBytesColumn("eager_act_bwd_bytes", &EagerTraffic::act_bwd),
         EagerBytesColumn("eager_rope_fwd_bytes", &EagerTraffic::rope_fwd),
         EagerBytesColumn("eager_rope_bwd_bytes", &EagerTraffic::rope_bwd),
-        base::WordColumn("selective_ac", &FrameworkProfile::selective_ac, {"attention", "op"}, "attention or op"),
+        base::EnumColumn<FrameworkProfile, SelectiveAc>(
+            "selective_ac", &FrameworkProfile::selective_ac, ParseSelectiveAc,
+            [](SelectiveAc ac) { return std::string(SelectiveAcName(ac)); }),
         base::WordColumn("fp8_recipe", &FrameworkProfile::fp8_recipe, {std::begin(kRecipes), std::end(kRecipes)},
                          "delayed, tensorwise, rowwise, blockwise, mxfp8 or nvfp4"),
         base::NumberColumn("fp8_cast_bytes", &FrameworkProfile::fp8_cast_bytes, base::Bounds::Interval(0, 32))
@@ -256,7 +267,7 @@ bool FrameworkProfile::Implements(int stage, int64_t pp) const {
 }
 
 Recompute FrameworkProfile::RecomputeOf(Recompute asked) const {
-  return asked == Recompute::kSelective && selective_ac == "op" ? Recompute::kSelectiveOp : asked;
+  return asked == Recompute::kSelective && selective_ac == SelectiveAc::kOp ? Recompute::kSelectiveOp : asked;
 }
 
 int FrameworkProfile::FsdpStage(int64_t pp) const {
@@ -310,6 +321,10 @@ StatusOr<AttentionKernel> ParseAttentionKernel(std::string_view name) {
   if (v == "unfused" || v == "eager" || v == "math")
     return AttentionKernel::kUnfused;
   return InvalidArgumentError("attention kernel '" + v + "' is not best (cudnn, fa3, fa4), fa2, triton or unfused");
+}
+
+const char* SelectiveAcName(SelectiveAc s) {
+  return s == SelectiveAc::kOp ? "op" : "attention";
 }
 
 const char* ElementwiseName(Elementwise e) {

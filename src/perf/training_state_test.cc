@@ -161,8 +161,8 @@ TEST(FrameworkElementwise, CompileSettingAndColumns) {
 TEST(FrameworkSelectiveAc, SelectiveIsTheFrameworksPolicy) {
   const FrameworkProfile& titan = **Db().Find("torchtitan");
   const FrameworkProfile& mcore = **Db().Find("megatron-core");
-  EXPECT_EQ(titan.selective_ac, "op");
-  EXPECT_EQ(mcore.selective_ac, "attention");
+  EXPECT_EQ(titan.selective_ac, SelectiveAc::kOp);
+  EXPECT_EQ(mcore.selective_ac, SelectiveAc::kAttention);
   EXPECT_EQ(titan.RecomputeOf(Recompute::kSelective), Recompute::kSelectiveOp);
   EXPECT_EQ(mcore.RecomputeOf(Recompute::kSelective), Recompute::kSelective);
   for (Recompute r : {Recompute::kNone, Recompute::kFull, Recompute::kSelectiveLiteral, Recompute::kSelectiveOp})

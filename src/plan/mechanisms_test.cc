@@ -411,10 +411,10 @@ TEST(Mechanisms, EagerModulesStreamTheirOpsAgain) {
 // (the difference of a 4- and a 2-layer model cancels the LM head).
 TEST(Mechanisms, SelectiveOpRecomputesAllButTheSavedKernels) {
   FrameworkProfile fw = Framework("torchtitan");
-  ASSERT_EQ(fw.selective_ac, "op");
+  ASSERT_EQ(fw.selective_ac, SelectiveAc::kOp);
   fw.elementwise = Elementwise::kCompiled;
   FrameworkProfile megatron_ac = fw;
-  megatron_ac.selective_ac = "attention";
+  megatron_ac.selective_ac = SelectiveAc::kAttention;
   const ModelSpec m4 = Generic(4, 2048, 16, 2048, 32000), m2 = Generic(2, 2048, 16, 2048, 32000);
   const PerfModel op = MakeWith(m4, 4096, 1, nullptr, TestEfficiency(), fw);
   const PerfModel attention = MakeWith(m4, 4096, 1, nullptr, TestEfficiency(), megatron_ac);

@@ -227,7 +227,7 @@ StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
   p.lm_head_flops_ = f[FlopsComponent::kLmHead] + f[FlopsComponent::kMtp];
   if (p.attn_proj_flops_ > 0)
     p.op_rc_attn_share_ = (f[FlopsComponent::kKProj] + f[FlopsComponent::kOProj]) / layers / p.attn_proj_flops_;
-  p.op_rc_mlp_share_ = m.gated_mlp ? 1.0 / 3 : 1.0 / 2;
+  p.op_rc_mlp_share_ = OpPolicyMlpShare(m);
 
   const ParamCounts params = CountParams(m);
   p.expert_layer_params_ = params.routed_experts / layers;

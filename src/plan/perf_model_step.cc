@@ -457,7 +457,7 @@ inline void PerfModel::StepEval::Fsdp() {
 // torchtitan's op-level policy (flops.h Recompute::kSelectiveOp) runs again
 // everything of the layer's forward but the saved kernels: its
 // elementwise work (norms, activation, rope, FP8 casts; eager or
-// compiled), the even-numbered linears (pm.op_rc_share_ of the
+// compiled), the even-numbered linears (pm.op_rc_attn_share_ of the
 // projections', op_rc_mlp_share_ of the MLP's and shared experts' GEMM
 // time), the routed experts and, with unfused attention, the attention
 // core; the saved flash kernel is not. Of the communication, the TP

@@ -137,66 +137,86 @@ std::string JsonToCsv(std::string_view json, std::string_view rows) {
 
 // Each result: its text renderer, its JSON renderer, and the JSON list that
 // is its CSV's rows ("" for one row).
-#define MFU_REPORT(TEXT, JSON, ROWS) \
-  switch (format_) {                 \
-    case ReportFormat::kText:        \
-      return TEXT;                   \
-    case ReportFormat::kJson:        \
-      return JSON;                   \
-    case ReportFormat::kCsv:         \
-      return JsonToCsv(JSON, ROWS);  \
-  }                                  \
-  return {}
+template <typename TextFn, typename JsonFn>
+std::string Rendered(ReportFormat format, const TextFn& text, const JsonFn& json, std::string_view rows) {
+  switch (format) {
+    case ReportFormat::kText:
+      return text();
+    case ReportFormat::kJson:
+      return json();
+    case ReportFormat::kCsv:
+      return JsonToCsv(json(), rows);
+  }
+  return {};
+}
 
 std::string Reporter::Report(const FlopsReport& r) const {
-  MFU_REPORT(RenderFlopsText(r, text_), RenderFlopsJson(r), "/conventions");
+  return Rendered(
+      format_, [&] { return RenderFlopsText(r, text_); }, [&] { return RenderFlopsJson(r); }, "/conventions");
 }
 std::string Reporter::Report(const CalcReport& r) const {
-  MFU_REPORT(RenderCalcText(r, text_), RenderCalcJson(r), "");
+  return Rendered(
+      format_, [&] { return RenderCalcText(r, text_); }, [&] { return RenderCalcJson(r); }, "");
 }
 std::string Reporter::Report(const MemoryReport& r) const {
-  MFU_REPORT(RenderMemoryText(r, text_), RenderMemoryJson(r), "");
+  return Rendered(
+      format_, [&] { return RenderMemoryText(r, text_); }, [&] { return RenderMemoryJson(r); }, "");
 }
 std::string Reporter::Report(const std::vector<const Accelerator*>& a) const {
-  MFU_REPORT(RenderAcceleratorListText(a, text_), RenderAcceleratorListJson(a), "/accelerators");
+  return Rendered(
+      format_, [&] { return RenderAcceleratorListText(a, text_); }, [&] { return RenderAcceleratorListJson(a); },
+      "/accelerators");
 }
 std::string Reporter::Report(const Accelerator& a) const {
-  MFU_REPORT(RenderAcceleratorText(a, text_), RenderAcceleratorJson(a), "");
+  return Rendered(
+      format_, [&] { return RenderAcceleratorText(a, text_); }, [&] { return RenderAcceleratorJson(a); }, "");
 }
 std::string Reporter::Report(const std::vector<PresetCount>& p) const {
-  MFU_REPORT(RenderPresetListText(p, text_), RenderPresetListJson(p), "/models");
+  return Rendered(
+      format_, [&] { return RenderPresetListText(p, text_); }, [&] { return RenderPresetListJson(p); }, "/models");
 }
 std::string Reporter::Report(const std::vector<const Cluster*>& c) const {
-  MFU_REPORT(RenderClusterListText(c, text_), RenderClusterListJson(c), "/clusters");
+  return Rendered(
+      format_, [&] { return RenderClusterListText(c, text_); }, [&] { return RenderClusterListJson(c); }, "/clusters");
 }
 std::string Reporter::Report(const Cluster& c) const {
-  MFU_REPORT(RenderClusterText(c, text_), RenderClusterJson(c), "");
+  return Rendered(
+      format_, [&] { return RenderClusterText(c, text_); }, [&] { return RenderClusterJson(c); }, "");
 }
 std::string Reporter::Report(const ResolvedTraining& s, const PredictResult& r) const {
-  MFU_REPORT(RenderPredictText(s, r, text_), RenderPredictJson(s, r), "");
+  return Rendered(
+      format_, [&] { return RenderPredictText(s, r, text_); }, [&] { return RenderPredictJson(s, r); }, "");
 }
 std::string Reporter::Report(const ResolvedTraining& s, const PlanStudy& study, bool timing) const {
-  MFU_REPORT(RenderPlanText(s, study, timing, text_), RenderPlanJson(s, study), "/top");
+  return Rendered(
+      format_, [&] { return RenderPlanText(s, study, timing, text_); }, [&] { return RenderPlanJson(s, study); },
+      "/top");
 }
 std::string Reporter::Report(const InferenceResult& r) const {
-  MFU_REPORT(RenderInferenceText(r, text_), RenderInferenceJson(r),
-             r.single_shape ? "/decode_sweep" : "/workload/pairs");
+  return Rendered(
+      format_, [&] { return RenderInferenceText(r, text_); }, [&] { return RenderInferenceJson(r); },
+      r.single_shape ? "/decode_sweep" : "/workload/pairs");
 }
 std::string Reporter::Report(const TrainingRunSet& runs, const CrossValidation& cv, const CalibrationView& v) const {
-  MFU_REPORT(RenderCalibrationText(runs, cv, v, text_), RenderCalibrationJson(runs, cv, v), "/runs");
+  return Rendered(
+      format_, [&] { return RenderCalibrationText(runs, cv, v, text_); },
+      [&] { return RenderCalibrationJson(runs, cv, v); }, "/runs");
 }
 std::string Reporter::Report(const std::vector<KernelFigure>& figures, const KernelValidation& v,
                              const std::string& path, bool summary_only) const {
-  MFU_REPORT(RenderKernelValidationText(figures, v, path, summary_only, text_), RenderKernelValidationJson(v, path),
-             summary_only ? "/groups" : "/figures");
+  return Rendered(
+      format_, [&] { return RenderKernelValidationText(figures, v, path, summary_only, text_); },
+      [&] { return RenderKernelValidationJson(v, path); }, summary_only ? "/groups" : "/figures");
 }
 std::string Reporter::Report(const GoodputReport& r, const std::vector<std::string>& sources) const {
-  MFU_REPORT(RenderGoodputText(r, sources, text_), RenderGoodputJson(r, sources), "");
+  return Rendered(
+      format_, [&] { return RenderGoodputText(r, sources, text_); }, [&] { return RenderGoodputJson(r, sources); }, "");
 }
 std::string Reporter::Report(const GoodputWhatIf& study) const {
-  MFU_REPORT(RenderGoodputWhatIfText(study, text_), RenderGoodputWhatIfJson(study), "");
+  return Rendered(
+      format_, [&] { return RenderGoodputWhatIfText(study, text_); }, [&] { return RenderGoodputWhatIfJson(study); },
+      "");
 }
-#undef MFU_REPORT
 
 std::string Reporter::Report(const JobAnalysis& job, const TraceJobOptions& options, bool verbose) const {
   if (format_ == ReportFormat::kCsv)
