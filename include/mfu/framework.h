@@ -99,6 +99,12 @@ struct FrameworkProfile {
   // HBM bytes moved per element an FP8 GEMM operand is quantized: amax,
   // cast, transposed copy (e.g. 4 for delayed scaling: read 2, write 1 + 1).
   double fp8_cast_bytes = 4;
+  // Bytes per element a linear layer keeps of its input for the weight
+  // gradient under FP8: 1 where Transformer Engine keeps the column-wise FP8
+  // copy (linear.py: update_usage(rowwise_usage=False), saved_inputmat =
+  // inputmat), 2 where torchao keeps the 16-bit input (Float8Linear's
+  // save_for_backward(input_hp, ...)).
+  double fp8_saved_input_bytes = 2;
   bool zero3_per_tensor = false;  // ZeRO-3 gathers each parameter tensor (DeepSpeed), not each layer (FSDP)
   // Under full recompute, ZeRO-3 gathers each layer again for the recomputed
   // forward and once more for its backward (DeepSpeed's per-module hooks),

@@ -86,6 +86,10 @@ struct TrainingMemoryOptions {
   int64_t tensor_parallel = 1;
   bool sequence_parallel = false;
   double activation_bytes = 2;  // bytes per stored activation element (16-bit)
+  // Bytes per element a linear layer keeps of its input for the weight
+  // gradient; 0: activation_bytes. 1 under FP8 with Transformer Engine
+  // (FrameworkProfile::fp8_saved_input_bytes).
+  double linear_input_bytes = 0;
 };
 
 // Whole-model state (TrainingStateBytes without sharding) and the
@@ -107,12 +111,17 @@ struct TrainingMemory {
 };
 
 // Korthikanti et al. 2022 (arXiv:2205.05198) section 4, generalised to GQA, gated
-// MLPs and MoE (docs/memory.md): per layer s*b*h*34 + 5*a*s^2*b bytes for a
-// GPT layer; the a*s^2 term vanishes with flash attention or selective
-// recompute; full recompute keeps only the layer input (2*s*b*h); the op-level
+// MLPs, MoE, models without dropout and FP8 inputs (docs/memory.md): per layer
+// s*b*h*34 + 5*a*s^2*b bytes for a GPT layer with dropout (32 and 2*a*s^2
+// without); the a*s^2 term becomes the fp32 log-sum-exp (4*a*s*b) with flash
+// attention and vanishes with selective recompute; full recompute keeps only the layer input (2*s*b*h); the op-level
 // policy (selective-op) the input, q, v, the attention output and the MLP's
 // gate and down projection outputs (2*s*b*(3h + kv + ffn) for Llama).
 StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const TrainingMemoryOptions& options);
+
+// Sets the model's training dropout to the run's when one is given.
+// kInvalidArgument naming --dropout outside [0, 1).
+Status ApplyDropout(std::optional<double> dropout, ModelSpec& model);
 
 // A parallel layout (Megatron's order: tp innermost, then cp, dp, pp).
 struct ParallelLayout {
@@ -199,8 +208,15 @@ struct MemoryRequest {
   std::string grad_dtype;               // "": the state's
   std::string optimizer = "adam";       // adam, adam-fp32, sgd
   std::string kv_dtype = "bf16";
-  int64_t context = 0;  // KV cache context; 0: seq_len
-  int64_t gpus = 0;     // 0: tp x pp x cp
+  // The linear layers' GEMM precision (bf16, fp16, fp8, fp4): under FP8/FP4
+  // a layer keeps `fp8_saved_input_bytes` per input element for its weight
+  // gradient, the framework's (EstimateMemory(catalog, ...)); the default is
+  // Megatron-Core's (Transformer Engine's FP8 copy, 1 byte).
+  std::string precision = "bf16";
+  double fp8_saved_input_bytes = 1;
+  std::optional<double> dropout;  // unset: the model's (ModelSpec::dropout)
+  int64_t context = 0;            // KV cache context; 0: seq_len
+  int64_t gpus = 0;               // 0: tp x pp x cp
   int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = 1;
   // Unset: `framework`'s zero_stage through EstimateMemory(catalog, ...),
   // else 1.

@@ -98,6 +98,10 @@ struct ModelSpec {
   bool parallel_residual = false;
   int64_t mtp_layers = 0;               // DeepSeek-V3 multi-token-prediction modules
   int64_t max_position_embeddings = 0;  // 0 when unknown
+  // Dropout probability in training (the hidden and attention dropouts; the
+  // larger of the config's keys): > 0 keeps dropout masks as activations.
+  // 0 for modern LLM configs; 0.1 for GPT-2 and Megatron-LM's GPT default.
+  double dropout = 0;
   DitSpec dit;
 
   // Settings echoed in reports that have no FLOPs effect (rope scaling...).
@@ -200,6 +204,7 @@ struct GenericModelOptions {
   bool bias = false;  // biases on every linear layer and norm (GPT-2/MPT style)
   NormKind norm = NormKind::kRmsNorm;
   int64_t position_embeddings = 0;  // learned position rows, 0 for RoPE/ALiBi
+  double dropout = 0;               // training dropout probability (ModelSpec::dropout)
 };
 // Builds and validates a generic model. Errors: kInvalidArgument naming the
 // field as Param does (e.g. "parameter 'heads': required and must be

@@ -215,10 +215,11 @@ class PerfModel {
   double model_flops_per_token_ = 0;
   std::array<double, kAllRecomputeModes.size()> hardware_flops_per_token_{};  // by Recompute
   // Activation bytes for one sequence on one tensor-parallel rank: {one
-  // layer, the output layer}, by ActivationKey(tp, sp, recompute), for every
-  // tp that divides the heads (filled by Create).
+  // layer, the output layer}, by ActivationKey(tp, sp, recompute, flash,
+  // FP8/FP4 GEMM inputs), for every tp that divides the heads (filled by
+  // Create).
   std::vector<std::array<double, 2>> activations_;
-  static size_t ActivationKey(int64_t tp, bool sp, Recompute recompute, bool flash);
+  static size_t ActivationKey(int64_t tp, bool sp, Recompute recompute, bool flash, bool fp8);
 };
 
 }  // namespace mfu

@@ -41,6 +41,9 @@ struct TrainingRequest {
   // (kInvalidArgument for one with its own fused kernels).
   std::string compile;
   double moe_imbalance = 1;  // busiest expert rank / mean, in [1, 64]
+  // Unset: the model's (ModelSpec::dropout); else the run's dropout
+  // probability in [0, 1), which decides whether dropout masks are stored.
+  std::optional<double> dropout;
   // "" = the framework's stored dtypes (frameworks.csv); otherwise the
   // training framework whose state to count instead (FrameworkDb::FindTraining).
   std::string state;

@@ -90,6 +90,7 @@ void AddSetupNotes(const Catalog& catalog, ResolvedTraining& r) {
 StatusOr<std::unique_ptr<ResolvedTraining>> ResolveTrainingSetup(const Catalog& catalog, const TrainingRequest& q) {
   auto r = std::make_unique<ResolvedTraining>();
   r->model = q.model;
+  MFU_RETURN_IF_ERROR(ApplyDropout(q.dropout, r->model));
   MFU_ASSIGN_OR_RETURN(Convention convention, ParseConvention(q.convention));
   MFU_ASSIGN_OR_RETURN(ResolvedHardware hw, ResolveHardware(catalog, q.hardware));
   r->gpu = hw.gpu;
@@ -124,6 +125,7 @@ StatusOr<MemoryReport> EstimateMemory(const Catalog& catalog, MemoryRequest requ
   if (!request.state.empty())
     request.state = state->name;
   request.framework_state = state->state;
+  request.fp8_saved_input_bytes = (*framework)->fp8_saved_input_bytes;
   MFU_ASSIGN_OR_RETURN(Recompute asked, ParseRecompute(request.recompute));
   request.recompute = RecomputeName((*framework)->RecomputeOf(asked));
   return EstimateMemory(request);

@@ -179,6 +179,52 @@ TEST(EstimateMemory, SelectiveIsTheFrameworksPolicy) {
   }
 }
 
+// Under FP8, Transformer Engine frameworks keep FP8 copies of the linear
+// layers' inputs (frameworks.csv fp8_saved_input_bytes 1), torchtitan's
+// torchao the 16-bit inputs (2): predict and memory agree, and a run's
+// dropout adds its masks to both.
+TEST(EstimateMemory, Fp8InputsAndDropoutAsTheFrameworkKeepsThem) {
+  for (auto [framework, fp8_smaller] : {std::pair{"megatron-core", true}, std::pair{"torchtitan", false}}) {
+    SCOPED_TRACE(framework);
+    double activations[2][2] = {};
+    for (int fp8 = 0; fp8 < 2; ++fp8) {
+      for (int dropout = 0; dropout < 2; ++dropout) {
+        TrainingRequest tr = Llama8bOn("h100", 8);
+        tr.framework = framework;
+        tr.precision = fp8 ? "fp8" : "bf16";
+        if (dropout)
+          tr.dropout = 0.1;
+        auto s = ResolveTrainingSetup(Builtin(), tr);
+        ASSERT_TRUE(s.ok()) << s.status().message();
+        TrainingConfigRequest q;
+        q.zero = 0;
+        StatusOr<TrainingConfig> c = ResolveTrainingConfig(**s, q);
+        ASSERT_TRUE(c.ok()) << c.status().message();
+        StatusOr<PredictResult> p = PredictTraining(**s, *c);
+        ASSERT_TRUE(p.ok()) << p.status().message();
+        MemoryRequest mr = MemoryOf(tr, framework);
+        mr.zero = 0;
+        mr.precision = tr.precision;
+        mr.dropout = tr.dropout;
+        StatusOr<MemoryReport> m = EstimateMemory(Builtin(), mr);
+        ASSERT_TRUE(m.ok()) << m.status().message();
+        EXPECT_DOUBLE_EQ(p->prediction.memory.activations, m->per_gpu.activations_bytes);
+        activations[fp8][dropout] = m->per_gpu.activations_bytes;
+      }
+    }
+    // Llama-3.1-8B, 8192 tokens, 32 layers: FP8 saves (2h + ffn - h) bytes
+    // per token and layer (docs/memory.md); dropout adds 2h one-byte masks.
+    const double per_layer_token = 2 * 4096 + 14336 - 4096;
+    EXPECT_DOUBLE_EQ(activations[0][0] - activations[1][0], fp8_smaller ? 32 * 8192 * per_layer_token : 0);
+    EXPECT_DOUBLE_EQ(activations[0][1] - activations[0][0], 32 * 8192 * 2 * 4096.0);
+  }
+  MemoryRequest bad = MemoryOf(Llama8bOn("h100", 8), "megatron-core");
+  bad.precision = "fp7";
+  StatusOr<MemoryReport> m = EstimateMemory(Builtin(), bad);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("parameter 'precision'"), std::string::npos) << m.status().message();
+}
+
 // --state borrows another framework's stored dtypes; bad names name the parameter.
 TEST(EstimateMemory, StateOverrideAndErrors) {
   MemoryRequest mr;

@@ -36,6 +36,12 @@ class MemoryCommand final : public Command {
         ->capture_default_str();
     app.add_flag("--no-flash", no_flash_, "Attention stores the a*s^2 softmax (no flash attention)");
     app.add_flag("--sp", r.sequence_parallel, "Sequence parallelism (shards the replicated activations)");
+    app.add_option("--precision,-p", r.precision,
+                   "The linear layers' GEMM precision (bf16, fp16, fp8, fp4): under fp8 a framework may keep "
+                   "FP8 copies of their inputs (frameworks.csv fp8_saved_input_bytes)")
+        ->capture_default_str();
+    app.add_option("--dropout", r.dropout,
+                   "Dropout probability of the run: above 0 stores dropout masks [default: the model config's]");
     app.add_option("--framework", r.framework,
                    "Training framework (data/frameworks/frameworks.csv) whose stored dtypes are counted: "
                    "megatron-core (18 B/param), torchtitan (16 B), deepspeed (16 B), ...")

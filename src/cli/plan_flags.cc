@@ -41,6 +41,8 @@ void SetupFlags::Register(CLI::App& app) {
   app.add_option("--grad-precision", r.grad_dtype, "Main gradient precision [default: the framework's]");
   app.add_option("--moe-imbalance", r.moe_imbalance,
                  "Tokens of the busiest expert rank / the mean (MoE) [default: 1, balanced routing]");
+  app.add_option("--dropout", r.dropout,
+                 "Dropout probability of the run: above 0 stores dropout masks [default: the model config's]");
 }
 
 StatusOr<Catalog> SetupFlags::LoadCatalog() const {

@@ -66,6 +66,7 @@ const std::vector<FlagSpec> kVocabulary = {
     {"trace: tokens one rank processed per step", "--tokens-per-step", "", "", "trace", K::kScaled, 0, kMaxCount},
     // Precisions.
     {"precision of the GEMMs / MFU denominator", "--precision", "-p", "", "calc predict plan trace log", K::kText},
+    {"precision of the linear layers' GEMMs", "--precision", "-p", "", "memory", K::kText},
     {"stored weight precision", "--weight-precision", "", "--weight-dtype", "memory " TRAIN_CMDS " infer", K::kText},
     {"main gradient precision", "--grad-precision", "", "--grad-dtype", "memory " TRAIN_CMDS, K::kText},
     {"KV-cache precision", "--kv-precision", "", "--kv-dtype", "memory infer", K::kText},
@@ -117,6 +118,7 @@ const std::vector<FlagSpec> kVocabulary = {
      K::kText},
     {"attention kernel", "--attention", "", "", TRAIN_CMDS, K::kText},
     {"MoE load imbalance (busiest / mean)", "--moe-imbalance", "", "", TRAIN_CMDS, K::kNumber, 1, 64},
+    {"dropout probability of the run", "--dropout", "", "", "memory " TRAIN_CMDS, K::kNumber, 0, 1, true},
     // plan.
     {"configurations listed", "--top", "-k", "", "plan", K::kInteger, 1, 1e6},
     {"kernels listed per class", "--top", "", "", "trace", K::kInteger, 1, 1e6},

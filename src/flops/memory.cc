@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "base/check.h"
+#include "base/param.h"
+#include "base/strings.h"
 
 namespace mfu {
 namespace {
@@ -21,7 +24,7 @@ double OptimizerBytesPerParam(const TrainingStateDtypes& d) {
   return bytes;
 }
 
-// Activation elements per token of one layer, split into the parts Megatron
+// Activation bytes per token of one layer, split into the parts Megatron
 // shards across tensor-parallel ranks and the parts it replicates without
 // sequence parallelism (Korthikanti et al. section 4.2: the LayerNorm inputs, the
 // QKV and MLP inputs, and the dropout masks).
@@ -31,28 +34,59 @@ struct LayerActivations {
   double quadratic = 0;   // bytes / (s*s*b): the a*s^2 attention terms
 };
 
-LayerActivations PerLayer(const ModelSpec& spec, const LayerSpec& layer, double bytes) {
+// What one layer saves for its backward, tensor by tensor as Megatron-Core
+// with Transformer Engine keeps them (Korthikanti et al. section 4.2 is the
+// same list for a plain GPT layer with dropout: 34 s*b*h + 5 a*s^2*b):
+//   attention: the norm's input, the QKV input (the norm's output), q, k, v,
+//     the core's output (the projection's input), and inside the core its
+//     fp32 log-sum-exp per head (fused kernels: EstimateTrainingMemory adds
+//     it) or the softmax output (unfused: `quadratic`);
+//   MLP: the norm's input, the fc1 input, fc1's output (2 x ffn wide when
+//     gated: gate and up, the activation's input) and the activation's output
+//     (fc2's input);
+//   routed experts: the router's input, each of the top-k token copies the
+//     grouped fc1 reads, their fc1 and activation outputs, and fc2's output
+//     rows (unpermute weighs them by the router's probabilities); shared
+//     experts as a dense MLP;
+//   dropout (only when the model trains with it): a 1-byte mask after the
+//     attention and the MLP, and the softmax's mask and output.
+// `bytes` is the 16-bit activation width; `linear` the width a linear layer
+// keeps of its input for the weight gradient: 1 under FP8 with Transformer
+// Engine (the column-wise FP8 copy), which for the attention projection is
+// a copy beside the core's 16-bit output.
+LayerActivations PerLayer(const ModelSpec& spec, const LayerSpec& layer, double bytes, double linear) {
   const auto h = static_cast<double>(spec.hidden);
   const auto a = static_cast<double>(spec.heads);
   const auto g = static_cast<double>(spec.kv_heads);
   const auto dqk = static_cast<double>(spec.qk_head_dim());
   const auto dv = static_cast<double>(spec.v_dim());
+  const double mask = spec.dropout > 0 ? 1 : 0;  // bytes per masked element
   LayerActivations out;
-  // Attention: QKV input (replicated), Q, K, V, projection input, dropout mask.
-  double kv_heads = spec.attention == AttentionKind::kMla ? a : g;
-  out.replicated += bytes * h + h;  // QKV input + attention dropout mask (1 byte)
+  // Attention.
+  const double kv_heads = spec.attention == AttentionKind::kMla ? a : g;
+  out.replicated += (bytes + linear + mask) * h;
   out.sharded += bytes * (a * dqk + kv_heads * dqk + kv_heads * dv + a * dv);
-  // Softmax output (2 bytes), its dropout mask (1) and dropout output (2).
-  out.quadratic = (2 * bytes + 1) * a;
-  // MLP: input (replicated), intermediate activations, dropout mask.
-  out.replicated += bytes * h + h;
-  double f = static_cast<double>(spec.ffn);
+  if (linear < bytes)
+    out.sharded += linear * a * dv;  // the projection's FP8 copy of its input
+  // Softmax output, and with dropout its mask and output.
+  out.quadratic = (bytes + mask * (1 + bytes)) * a;
+  // MLP or MoE block.
+  out.replicated += (bytes + mask) * h;  // the norm's input, the dropout mask
+  const double dense_f = static_cast<double>(layer.moe ? spec.moe.shared_ffn : spec.ffn);
+  auto mlp = [&](double f, double copies) {  // one MLP's fc1 output, activation output
+    return copies * (bytes * f * (spec.gated_mlp ? 2 : 1) + linear * f);
+  };
   if (layer.moe) {
-    f = static_cast<double>(spec.moe.top_k * spec.moe.expert_ffn + spec.moe.shared_ffn);
+    const double k = static_cast<double>(spec.moe.top_k);
+    out.replicated += bytes * h;              // the router's input (16-bit)
+    out.sharded += k * (linear + bytes) * h;  // grouped fc1 inputs, fc2 outputs
+    out.sharded += mlp(static_cast<double>(spec.moe.expert_ffn), k);
+    if (dense_f > 0)  // shared experts; under FP8 their fc1 keeps its own copy of the input
+      out.sharded += (linear < bytes ? linear * h : 0) + mlp(dense_f, 1);
+  } else {
+    out.replicated += linear * h;  // fc1 input (the norm's output)
+    out.sharded += mlp(dense_f, 1);
   }
-  out.sharded += bytes * f * (spec.gated_mlp ? 4 : 2);
-  // Two LayerNorm inputs.
-  out.replicated += 2 * bytes * h;
   return out;
 }
 
@@ -100,6 +134,15 @@ double KorthikantiActivationBytesPerLayer(double s, double b, double h, double a
   return s * b * h * (34 + 5 * a * s / h);
 }
 
+Status ApplyDropout(std::optional<double> dropout, ModelSpec& model) {
+  if (!dropout)
+    return Status::Ok();
+  if (!(*dropout >= 0 && *dropout < 1))
+    return InvalidArgumentError(base::Param("dropout") + " must be in [0, 1), got " + base::FormatNumber(*dropout));
+  model.dropout = *dropout;
+  return Status::Ok();
+}
+
 StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const TrainingMemoryOptions& o) {
   if (o.seq_len < 1 || o.micro_batch < 1 || o.tensor_parallel < 1) {
     return InvalidArgumentError("sequence length, micro-batch and tensor parallelism must be positive");
@@ -123,6 +166,7 @@ StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const Tra
   const auto t = static_cast<double>(o.tensor_parallel);
   const auto h = static_cast<double>(spec.hidden);
   const bool keep_quadratic = !o.flash_attention && o.recompute == Recompute::kNone;
+  const double linear = o.linear_input_bytes > 0 ? o.linear_input_bytes : o.activation_bytes;
   for (const auto& layer : spec.layers) {
     double bytes;
     if (o.recompute == Recompute::kFull) {
@@ -131,7 +175,9 @@ StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const Tra
       LayerActivations l = SavedByOpPolicy(spec, layer, o.activation_bytes);
       bytes = s * b * (l.sharded / t + l.replicated / (o.sequence_parallel ? t : 1));
     } else {
-      LayerActivations l = PerLayer(spec, layer, o.activation_bytes);
+      LayerActivations l = PerLayer(spec, layer, o.activation_bytes, linear);
+      if (o.flash_attention && o.recompute == Recompute::kNone)
+        l.sharded += 4 * static_cast<double>(spec.heads);  // the fused core's log-sum-exp
       bytes = s * b * (l.sharded / t + l.replicated / (o.sequence_parallel ? t : 1));
       if (keep_quadratic)
         bytes += s * s * b * l.quadratic / t;

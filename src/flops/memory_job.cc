@@ -78,6 +78,11 @@ StatusOr<TrainingMemoryOptions> ResolveOptions(const MemoryRequest& r, const Tra
   m.sequence_parallel = r.sequence_parallel;
   if (r.sequence_parallel && r.tp == 1)
     return InvalidArgumentError(Param("sp") + " needs " + Param("tp") + " > 1");
+  StatusOr<DType> precision = ParseDType(r.precision);
+  if (!precision.ok())
+    return InvalidArgumentError(Param("precision") + ": " + precision.status().message());
+  if (*precision == DType::kFp8 || *precision == DType::kFp4)
+    m.linear_input_bytes = r.fp8_saved_input_bytes;
   return m;
 }
 
@@ -148,18 +153,19 @@ StatusOr<MemoryReport> EstimateMemory(const MemoryRequest& r) {
   }
   MemoryReport e;
   e.model = r.model;
+  MFU_RETURN_IF_ERROR(ApplyDropout(r.dropout, e.model));
   e.state = r.state.empty() ? r.framework : r.state;
   e.optimizer = r.optimizer;
   MFU_ASSIGN_OR_RETURN(e.dtypes, ResolveState(r));
   e.state_bytes_per_param = StateBytesPerParam(e.dtypes);
   MFU_ASSIGN_OR_RETURN(e.options, ResolveOptions(r, e.dtypes));
   MFU_ASSIGN_OR_RETURN(e.layout, ResolveLayout(r, e.options.seq_len));
-  MFU_ASSIGN_OR_RETURN(e.per_rank, EstimateTrainingMemory(r.model, e.options));
-  MFU_ASSIGN_OR_RETURN(e.per_gpu, EstimateTrainingMemoryPerGpu(r.model, e.options, e.layout));
+  MFU_ASSIGN_OR_RETURN(e.per_rank, EstimateTrainingMemory(e.model, e.options));
+  MFU_ASSIGN_OR_RETURN(e.per_gpu, EstimateTrainingMemoryPerGpu(e.model, e.options, e.layout));
   TrainingMemoryOptions whole = e.options;
   whole.tensor_parallel = 1;
   whole.sequence_parallel = false;
-  MFU_ASSIGN_OR_RETURN(e.unsharded, EstimateTrainingMemory(r.model, whole));
+  MFU_ASSIGN_OR_RETURN(e.unsharded, EstimateTrainingMemory(e.model, whole));
   MFU_ASSIGN_OR_RETURN(e.kv_dtype, ParseStorageDType(r.kv_dtype));
   e.params = CountParams(r.model);
   if (r.model.arch == ArchKind::kDecoder) {

@@ -38,6 +38,7 @@ StatusOr<ModelSpec> Gpt(int64_t layers, int64_t hidden, int64_t heads) {
   o.heads = heads;
   o.vocab = 51200;
   o.gated_mlp = false;
+  o.dropout = 0.1;  // Korthikanti's GPT models train with dropout (its masks are in the 34)
   return BuildGenericModel(o);
 }
 
@@ -70,9 +71,9 @@ TEST(Memory, KorthikantiActivationFormulas) {
   EXPECT_DOUBLE_EQ(sel->activations_per_layer_bytes, s * b * h / 8 * 34);
 
   o.recompute = Recompute::kNone;
-  o.flash_attention = true;  // flash keeps no a*s^2 terms either
+  o.flash_attention = true;  // flash keeps no a*s^2 terms, only its fp32 log-sum-exp per head
   auto flash = EstimateTrainingMemory(*spec, o);
-  EXPECT_DOUBLE_EQ(flash->activations_per_layer_bytes, sel->activations_per_layer_bytes);
+  EXPECT_DOUBLE_EQ(flash->activations_per_layer_bytes, sel->activations_per_layer_bytes + s * b * 4 * a / 8);
 
   o.recompute = Recompute::kFull;
   o.sequence_parallel = false;
@@ -80,6 +81,86 @@ TEST(Memory, KorthikantiActivationFormulas) {
   auto full = EstimateTrainingMemory(*spec, o);
   EXPECT_DOUBLE_EQ(full->activations_per_layer_bytes, 2 * s * b * h);
   EXPECT_DOUBLE_EQ(full->activations_bytes, 96 * 2 * s * b * h);
+}
+
+// Without dropout the two 1-byte masks and the softmax's mask and dropout
+// output go: 32 s*b*h + 2*a*s^2*b (the softmax output alone).
+TEST(Memory, NoDropoutNoMasks) {
+  auto spec = Gpt(96, 12288, 96);
+  ASSERT_TRUE(spec.ok());
+  spec->dropout = 0;
+  const double s = 2048, b = 1, h = 12288, a = 96;
+  TrainingMemoryOptions o;
+  o.seq_len = 2048;
+  o.flash_attention = false;
+  auto none = EstimateTrainingMemory(*spec, o);
+  ASSERT_TRUE(none.ok());
+  EXPECT_DOUBLE_EQ(none->activations_per_layer_bytes, s * b * h * 32 + 2 * a * s * s * b);
+}
+
+// A Llama-3.1-8B layer (h 4096, 32 heads and 8 KV heads of 128, ffn 14336,
+// no dropout), bytes per token in bf16: the two norms' inputs and outputs
+// (QKV and fc1 inputs) 4 x 2h; q, k, v 2 x (4096 + 1024 + 1024); the core's
+// output 2 x 4096 and its fp32 log-sum-exp 32 x 4; fc1's gate and up
+// outputs 2 x 2 x 14336 and the SwiGLU output 2 x 14336. Under FP8 with
+// Transformer Engine (1 byte per saved linear input) the QKV and fc1 inputs
+// and fc2's input are FP8 copies, and the projection keeps an FP8 copy of
+// the core's output beside the 16-bit one.
+TEST(Memory, LlamaLayerAsMegatronCoreKeepsIt) {
+  auto spec = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->dropout, 0);
+  TrainingMemoryOptions o;
+  o.seq_len = 4096;
+  auto m = EstimateTrainingMemory(*spec, o);
+  ASSERT_TRUE(m.ok());
+  const double bf16 = 4 * 2.0 * 4096 + 2.0 * (4096 + 1024 + 1024) + 2.0 * 4096 + 32 * 4 + 2.0 * 2 * 14336 + 2.0 * 14336;
+  EXPECT_DOUBLE_EQ(bf16, 139392);
+  EXPECT_DOUBLE_EQ(m->activations_per_layer_bytes, 4096 * bf16);
+  o.linear_input_bytes = 1;
+  auto fp8 = EstimateTrainingMemory(*spec, o);
+  ASSERT_TRUE(fp8.ok());
+  const double te_fp8 = bf16 - 2 * 4096 - 14336 + 4096;
+  EXPECT_DOUBLE_EQ(fp8->activations_per_layer_bytes, 4096 * te_fp8);
+}
+
+// A Qwen3-30B-A3B layer (h 2048, 32 heads and 4 KV heads of 128, 128
+// experts of 768, top 8, no shared experts), bytes per token in bf16: the
+// two norms' inputs, the QKV input and the router's input 4 x 2h; q 2 x
+// 4096, k and v 2 x 2 x 512, the core's output 2 x 4096, log-sum-exp 32 x 4;
+// per routed copy (8) the grouped fc1's input and fc2's output 2 x 2h, the
+// gate and up outputs 2 x 2 x 768 and the SwiGLU output 2 x 768.
+TEST(Memory, MoeLayerKeepsEveryRoutedCopy) {
+  auto spec = LoadModel(mfu::RealFileSystem(), "qwen3-30b-a3b");
+  ASSERT_TRUE(spec.ok());
+  TrainingMemoryOptions o;
+  o.seq_len = 4096;
+  auto m = EstimateTrainingMemory(*spec, o);
+  ASSERT_TRUE(m.ok());
+  const double per_token = 4 * 2.0 * 2048 + 2.0 * 4096 + 2 * 2.0 * 512 + 2.0 * 4096 + 32 * 4 +
+                           8 * (2 * 2.0 * 2048 + 2 * 2.0 * 768 + 2.0 * 768);
+  EXPECT_DOUBLE_EQ(per_token, 137344);
+  EXPECT_DOUBLE_EQ(m->activations_per_layer_bytes, 4096 * per_token);
+}
+
+TEST(Memory, DropoutOfTheRunOverridesTheModels) {
+  auto spec = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
+  ASSERT_TRUE(spec.ok());
+  EXPECT_TRUE(ApplyDropout(std::nullopt, *spec).ok());
+  EXPECT_EQ(spec->dropout, 0);
+  EXPECT_TRUE(ApplyDropout(0.1, *spec).ok());
+  EXPECT_EQ(spec->dropout, 0.1);
+  Status bad = ApplyDropout(1.0, *spec);
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("parameter 'dropout' must be in [0, 1)"), std::string::npos) << bad.message();
+  // With dropout the layer keeps a 1-byte mask after attention and after the MLP.
+  TrainingMemoryOptions o;
+  o.seq_len = 4096;
+  auto with = EstimateTrainingMemory(*spec, o);
+  spec->dropout = 0;
+  auto without = EstimateTrainingMemory(*spec, o);
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_DOUBLE_EQ(with->activations_per_layer_bytes - without->activations_per_layer_bytes, 4096 * 2 * 4096);
 }
 
 constexpr double kLlama8bParams = 8'030'261'248.0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -499,6 +500,23 @@ bool LooksLikeWan(const nlohmann::json& object) {
   return false;
 }
 
+// The training dropout: the largest of the hidden/residual and attention
+// dropout keys the families use (Llama/Qwen `attention_dropout`, GPT-2
+// `resid_pdrop`/`attn_pdrop`, BERT-style `*_dropout_prob`). A probability of
+// 1 would drop everything and is refused.
+Status ReadDropout(const JsonFields& f, ModelSpec& s) {
+  for (const char* key : {"hidden_dropout", "attention_dropout", "resid_pdrop", "attn_pdrop", "hidden_dropout_prob",
+                          "attention_probs_dropout_prob"}) {
+    MFU_ASSIGN_OR_RETURN(std::optional<double> p, f.OptionalProbability(key));
+    if (p.has_value()) {
+      if (*p >= 1)
+        return f.Error(key, "must be below 1 (a dropout of 1 drops every activation)");
+      s.dropout = std::max(s.dropout, *p);
+    }
+  }
+  return Status::Ok();
+}
+
 void AddNotes(const nlohmann::json& object, ModelSpec& s) {
   auto rope = object.find("rope_scaling");
   if (rope != object.end() && rope->is_object()) {
@@ -623,6 +641,7 @@ StatusOr<ModelSpec> ParseModelConfigImpl(std::string_view json_text, std::string
     status = family->read(fields, *object, spec);
   }
   MFU_RETURN_IF_ERROR(status);
+  MFU_RETURN_IF_ERROR(ReadDropout(fields, spec));
   auto name = root.find("_name_or_path");
   if (name != root.end() && name->is_string())
     spec.name = name->get<std::string>();

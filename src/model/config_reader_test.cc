@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "mfu/file_system.h"
 #include "mfu/model.h"
 
 namespace mfu {
@@ -33,6 +34,26 @@ TEST(ConfigReader, ReadsLlama) {
   EXPECT_EQ(spec->head_dim, 128);
   EXPECT_EQ(spec->kv_heads, 8);
   EXPECT_FALSE(spec->tied_embeddings);
+}
+
+// The training dropout is the largest of the families' dropout keys; a
+// probability outside [0, 1) names the key.
+TEST(ConfigReader, DropoutKeys) {
+  auto llama = ParseModelConfig(kLlama, "cfg.json");
+  ASSERT_TRUE(llama.ok());
+  EXPECT_EQ(llama->dropout, 0);
+  auto two = ParseModelConfig(Replace(kLlama, "}", R"(, "attention_dropout": 0.05, "hidden_dropout": 0.1})"), "c");
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  EXPECT_EQ(two->dropout, 0.1);
+  auto gpt2 = LoadModel(RealFileSystem(), "gpt2");
+  ASSERT_TRUE(gpt2.ok());
+  EXPECT_EQ(gpt2->dropout, 0.1);  // resid_pdrop and attn_pdrop in its config.json
+  EXPECT_EQ(ErrorOf(Replace(kLlama, "}", R"(, "attention_dropout": "0.1"})")),
+            "cfg.json: key 'attention_dropout' must be a number in [0, 1], got \"0.1\"");
+  EXPECT_NE(ErrorOf(Replace(kLlama, "}", R"(, "resid_pdrop": 1.5})")).find("'resid_pdrop' must be a number in [0, 1]"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Replace(kLlama, "}", R"(, "resid_pdrop": 1})")).find("'resid_pdrop' must be below 1"),
+            std::string::npos);
 }
 
 TEST(ConfigReader, MalformedJson) {

@@ -82,6 +82,18 @@ StatusOr<bool> JsonFields::Bool(std::string_view key, bool default_value) const 
   return it->get<bool>();
 }
 
+StatusOr<std::optional<double>> JsonFields::OptionalProbability(std::string_view key) const {
+  auto it = object_.find(key);
+  if (it == object_.end() || it->is_null())
+    return std::optional<double>();
+  if (!it->is_number())
+    return Error(key, "must be a number in [0, 1], got " + Shown(*it));
+  const double p = it->get<double>();
+  if (!(p >= 0 && p <= 1))
+    return Error(key, "must be a number in [0, 1], got " + Shown(*it));
+  return std::optional<double>(p);
+}
+
 StatusOr<std::optional<std::string>> JsonFields::OptionalString(std::string_view key) const {
   auto it = object_.find(key);
   if (it == object_.end() || it->is_null())

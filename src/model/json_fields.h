@@ -28,6 +28,8 @@ class JsonFields {
   StatusOr<std::optional<int64_t>> OptionalInt(std::string_view key, int64_t min_value = 0) const;
   // Optional boolean with a default.
   StatusOr<bool> Bool(std::string_view key, bool default_value) const;
+  // Optional number in [0, 1]; nullopt when missing or null.
+  StatusOr<std::optional<double>> OptionalProbability(std::string_view key) const;
   // Optional string; nullopt when missing or null.
   StatusOr<std::optional<std::string>> OptionalString(std::string_view key) const;
 

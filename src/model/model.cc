@@ -54,6 +54,8 @@ Status ValidateModel(const ModelSpec& s, std::string_view origin) {
     return InvalidArgumentError(std::string(origin) + ": kv heads (" + std::to_string(s.kv_heads) +
                                 ") must divide attention heads (" + std::to_string(s.heads) + ")");
   }
+  if (!(s.dropout >= 0 && s.dropout < 1))
+    return InvalidArgumentError(std::string(origin) + ": dropout must be in [0, 1), got " + std::to_string(s.dropout));
   if (static_cast<int64_t>(s.layers.size()) != s.num_layers) {
     return InternalError(std::string(origin) + ": layer table does not match layer count");
   }
@@ -121,6 +123,9 @@ StatusOr<ModelSpec> BuildGenericModel(const GenericModelOptions& o) {
   s.qkv_bias = s.o_bias = s.mlp_bias = o.bias;
   s.norm = o.norm;
   s.position_embeddings = o.position_embeddings;
+  if (!(o.dropout >= 0 && o.dropout < 1))
+    return InvalidArgumentError(P("dropout") + ": must be in [0, 1), got " + std::to_string(o.dropout));
+  s.dropout = o.dropout;
   s.layers.assign(static_cast<size_t>(std::min<int64_t>(o.layers, 100001)), LayerSpec{});
   if (o.experts > 0 || o.top_k > 0) {
     if (o.experts <= 0)

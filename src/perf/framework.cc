@@ -234,6 +234,9 @@ const base::TableSchema<FrameworkProfile>& Schema() {
                          "delayed, tensorwise, rowwise, blockwise, mxfp8 or nvfp4"),
         base::NumberColumn("fp8_cast_bytes", &FrameworkProfile::fp8_cast_bytes, base::Bounds::Interval(0, 32))
             .Unit("bytes", "HBM bytes per quantized FP8 operand element"),
+        base::NumberColumn("fp8_saved_input_bytes", &FrameworkProfile::fp8_saved_input_bytes,
+                           base::Bounds::Interval(1, 4))
+            .Unit("bytes", "bytes per linear-layer input element kept for backward under FP8"),
         base::BoolColumn("zero3_per_tensor", &FrameworkProfile::zero3_per_tensor),
         base::BoolColumn("zero3_recompute_gather", &FrameworkProfile::zero3_recompute_gather),
         base::BoolColumn("zero3_list_collectives", &FrameworkProfile::zero3_list_collectives),

@@ -238,25 +238,31 @@ StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
   p.moe_layer_share_ = m.is_moe() ? static_cast<double>(m.num_moe_layers()) / layers : 0;
 
   // Activations (Korthikanti et al., EstimateTrainingMemory) for each tp
-  // that divides the heads, per recompute mode and sequence parallelism.
+  // that divides the heads, per recompute mode, sequence parallelism, fused
+  // attention, and 16-bit or FP8 GEMM inputs (the framework's
+  // fp8_saved_input_bytes).
   const int64_t max_tp = std::min<int64_t>(m.heads, kMaxTensorParallel);
-  p.activations_.assign(ActivationKey(max_tp + 1, false, Recompute::kNone, false), {0, 0});
+  p.activations_.assign(ActivationKey(max_tp + 1, false, Recompute::kNone, false, false), {0, 0});
   for (int64_t tp = 1; tp <= max_tp; ++tp) {
     if (m.heads % tp != 0)
       continue;
     for (bool sp : {false, true}) {
       for (Recompute r : kAllRecomputeModes) {
         for (bool flash : {false, true}) {
-          TrainingMemoryOptions o;
-          o.seq_len = setup.seq_len;
-          o.micro_batch = 1;
-          o.recompute = r;
-          o.flash_attention = flash;
-          o.tensor_parallel = tp;
-          o.sequence_parallel = sp;
-          MFU_ASSIGN_OR_RETURN(TrainingMemory mem, EstimateTrainingMemory(m, o));
-          p.activations_[ActivationKey(tp, sp, r, flash)] = {mem.activations_per_layer_bytes,
-                                                             mem.output_layer_activations_bytes};
+          for (bool fp8 : {false, true}) {
+            TrainingMemoryOptions o;
+            o.seq_len = setup.seq_len;
+            o.micro_batch = 1;
+            o.recompute = r;
+            o.flash_attention = flash;
+            o.tensor_parallel = tp;
+            o.sequence_parallel = sp;
+            if (fp8)
+              o.linear_input_bytes = setup.framework.fp8_saved_input_bytes;
+            MFU_ASSIGN_OR_RETURN(TrainingMemory mem, EstimateTrainingMemory(m, o));
+            p.activations_[ActivationKey(tp, sp, r, flash, fp8)] = {mem.activations_per_layer_bytes,
+                                                                    mem.output_layer_activations_bytes};
+          }
         }
       }
     }
@@ -278,10 +284,10 @@ void PerfModel::SetEfficiency(const EfficiencyParams& efficiency) {
   vector_kernels_ = TrainingVectorKernels(efficiency);
 }
 
-size_t PerfModel::ActivationKey(int64_t tp, bool sp, Recompute recompute, bool flash) {
-  return ((static_cast<size_t>(tp) * 2 + (sp ? 1 : 0)) * kAllRecomputeModes.size() + static_cast<size_t>(recompute)) *
-             2 +
-         (flash ? 1 : 0);
+size_t PerfModel::ActivationKey(int64_t tp, bool sp, Recompute recompute, bool flash, bool fp8) {
+  const size_t mode =
+      (static_cast<size_t>(tp) * 2 + (sp ? 1 : 0)) * kAllRecomputeModes.size() + static_cast<size_t>(recompute);
+  return (mode * 2 + (flash ? 1 : 0)) * 2 + (fp8 ? 1 : 0);
 }
 
 }  // namespace mfu

@@ -560,7 +560,8 @@ inline void PerfModel::StepEval::Memory() {
   mem.weights = state.weights_bytes;
   mem.gradients = state.gradients_bytes;
   mem.optimizer = state.optimizer_bytes;
-  const std::array<double, 2>& act = pm.activations_[ActivationKey(c.tp, sp, c.recompute, c.flash_attention)];
+  const std::array<double, 2>& act =
+      pm.activations_[ActivationKey(c.tp, sp, c.recompute, c.flash_attention, low_precision)];
   const double per_layer = act[0] * mbs / cp;
   const double output_layer = act[1] * mbs / cp;
   const double in_flight = c.pp == 1 ? 1 : std::min(mb, pp) * (c.vpp > 1 ? 1 + (pp - 1) / (pp * vpp) : 1.0);
