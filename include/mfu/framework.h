@@ -41,6 +41,18 @@ enum class CpMode {
 };
 const char* CpModeName(CpMode mode);
 
+// How the expert-parallel dispatch moves a token to its top-k experts.
+enum class EpDispatch {
+  kAllToAll,  // one copy per routed expert (Megatron's alltoall dispatcher, torchtitan's all_to_all)
+  // One copy per destination GPU within a node and per destination node
+  // across nodes, forwarded over NVLink there (DeepEP normal kernels,
+  // HybridEP: Megatron's flex dispatcher).
+  kDeepEp,
+};
+const char* EpDispatchName(EpDispatch dispatch);
+// "alltoall" ("a2a"), "deepep" ("hybridep", "flex"); kInvalidArgument otherwise.
+StatusOr<EpDispatch> ParseEpDispatch(std::string_view text);
+
 // How a framework runs a layer's elementwise work (norms, the MLP
 // activation, rotary embeddings).
 enum class Elementwise {
@@ -82,6 +94,7 @@ struct FrameworkProfile {
   CpMode cp_mode = CpMode::kRing;
   double cp_overlap = 1;  // ring: share of each step's K/V exchange issued behind the previous block
   double ep_overlap = 0;  // MoE dispatch/combine hidden behind other work (shared experts, other micro-batch)
+  EpDispatch ep_dispatch = EpDispatch::kAllToAll;
   AttentionKernel attention = AttentionKernel::kBest;
   bool sequence_parallel = true;     // TP shards norms/dropout along the sequence by default
   bool fused_norm_residual = false;  // residual add fused into the norm (one pass fewer)

@@ -37,6 +37,11 @@ struct MoeSpec {
   bool router_bias = false;            // gpt-oss
   bool expert_bias = false;            // gpt-oss: biases in each expert
   bool score_correction_bias = false;  // DeepSeek-V3 noaux_tc: E params per MoE layer
+  // Group-limited routing (DeepSeek n_group / topk_group): experts form
+  // `groups` equal groups and a token's top-k come from its best
+  // `group_top_k` groups. groups 1: no limit.
+  int64_t groups = 1;
+  int64_t group_top_k = 1;
 };
 
 // One decoder layer. `window` is the sliding-attention window in tokens; 0

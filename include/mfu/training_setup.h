@@ -40,6 +40,9 @@ struct TrainingRequest {
   // on or off, for a framework whose elementwise work is eager or compiled
   // (kInvalidArgument for one with its own fused kernels).
   std::string compile;
+  // "" = the framework's `ep_dispatch`; "alltoall" or "deepep" (alias
+  // "hybridep", "flex"): how the expert dispatch moves tokens.
+  std::string ep_dispatch;
   double moe_imbalance = 1;  // busiest expert rank / mean, in [1, 64]
   // Unset: the model's (ModelSpec::dropout); else the run's dropout
   // probability in [0, 1), which decides whether dropout masks are stored.

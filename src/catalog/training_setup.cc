@@ -55,6 +55,12 @@ StatusOr<FrameworkProfile> ResolveFramework(const Catalog& catalog, const Traini
     p.attention = AttentionKernel::kFa2;
   }
   MFU_ASSIGN_OR_RETURN(p.elementwise, ApplyCompile(p, q.compile, Param("compile")));
+  if (!q.ep_dispatch.empty()) {
+    StatusOr<EpDispatch> d = ParseEpDispatch(q.ep_dispatch);
+    if (!d.ok())
+      return InvalidArgumentError(Param("ep_dispatch") + ": " + d.status().message());
+    p.ep_dispatch = *d;
+  }
   if (!(q.moe_imbalance >= 1 && q.moe_imbalance <= 64))
     return InvalidArgumentError(Param("moe_imbalance") + " must be in [1, 64] (busiest expert rank / mean)");
   r.moe_imbalance = q.moe_imbalance;

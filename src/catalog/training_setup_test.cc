@@ -49,6 +49,17 @@ TEST(ResolveTrainingSetup, ResolvesAndNamesParameters) {
   bad = Llama8bOn("h100", 8);
   bad.moe_imbalance = 0.5;
   EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().message().rfind("parameter 'moe_imbalance'", 0), 0u);
+  bad = Llama8bOn("h100", 8);
+  bad.ep_dispatch = "nvshmem";
+  EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().message(),
+            "parameter 'ep_dispatch': 'nvshmem' is not alltoall or deepep");
+  bad = Llama8bOn("h100", 8);
+  bad.ep_dispatch = "HybridEP";  // an alias, any case
+  ASSERT_TRUE(ResolveTrainingSetup(Builtin(), bad).ok());
+  EXPECT_EQ((*ResolveTrainingSetup(Builtin(), bad))->perf->setup().framework.ep_dispatch, EpDispatch::kDeepEp);
+  bad = Llama8bOn("h100", 8);
+  bad.dropout = 1.0;
+  EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().message(), "parameter 'dropout' must be in [0, 1), got 1");
   bad = Llama8bOn("h20", 16);  // two nodes need a cluster (h20 has no reference cluster)
   EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().code(), StatusCode::kInvalidArgument);
 }

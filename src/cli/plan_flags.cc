@@ -41,6 +41,9 @@ void SetupFlags::Register(CLI::App& app) {
   app.add_option("--grad-precision", r.grad_dtype, "Main gradient precision [default: the framework's]");
   app.add_option("--moe-imbalance", r.moe_imbalance,
                  "Tokens of the busiest expert rank / the mean (MoE) [default: 1, balanced routing]");
+  app.add_option("--ep-dispatch", r.ep_dispatch,
+                 "MoE expert dispatch: alltoall (a copy per routed expert) or deepep (DeepEP/HybridEP: a copy per "
+                 "destination GPU, and per destination node across nodes) [default: the framework's]");
   app.add_option("--dropout", r.dropout,
                  "Dropout probability of the run: above 0 stores dropout masks [default: the model config's]");
 }

@@ -118,6 +118,7 @@ const std::vector<FlagSpec> kVocabulary = {
      K::kText},
     {"attention kernel", "--attention", "", "", TRAIN_CMDS, K::kText},
     {"MoE load imbalance (busiest / mean)", "--moe-imbalance", "", "", TRAIN_CMDS, K::kNumber, 1, 64},
+    {"MoE dispatch (alltoall, deepep)", "--ep-dispatch", "", "", TRAIN_CMDS, K::kText},
     {"dropout probability of the run", "--dropout", "", "", "memory " TRAIN_CMDS, K::kNumber, 0, 1, true},
     // plan.
     {"configurations listed", "--top", "-k", "", "plan", K::kInteger, 1, 1e6},

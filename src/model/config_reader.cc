@@ -203,6 +203,21 @@ Status ReadQwen3Moe(const JsonFields& f, const nlohmann::json& object, ModelSpec
   return ReadQwenMoeLayers(f, object, s);
 }
 
+// DeepSeek's group-limited routing: n_group groups of experts, a token's
+// top-k drawn from its topk_group best groups (node-limited routing when a
+// group is a node's experts, DeepSeek-V3 section 2.1.2).
+Status ReadRoutingGroups(const JsonFields& f, ModelSpec& s) {
+  MFU_ASSIGN_OR_RETURN(auto groups, f.OptionalInt("n_group", 1));
+  MFU_ASSIGN_OR_RETURN(auto group_top_k, f.OptionalInt("topk_group", 1));
+  s.moe.groups = groups.value_or(1);
+  s.moe.group_top_k = group_top_k.value_or(s.moe.groups);
+  if (s.moe.num_experts % s.moe.groups != 0)
+    return f.Error("n_group", "must divide n_routed_experts (" + std::to_string(s.moe.num_experts) + ")");
+  if (s.moe.group_top_k > s.moe.groups)
+    return f.Error("topk_group", "exceeds n_group (" + std::to_string(s.moe.groups) + ")");
+  return Status::Ok();
+}
+
 Status ReadDeepSeek(const JsonFields& f, ModelSpec& s) {
   MFU_ASSIGN_OR_RETURN(s.hidden, f.PositiveInt("hidden_size"));
   MFU_ASSIGN_OR_RETURN(s.num_layers, f.PositiveInt("num_hidden_layers"));
@@ -239,6 +254,7 @@ Status ReadDeepSeek(const JsonFields& f, ModelSpec& s) {
     }
     MFU_ASSIGN_OR_RETURN(auto method, f.OptionalString("topk_method"));
     s.moe.score_correction_bias = method.value_or("") == "noaux_tc";
+    MFU_RETURN_IF_ERROR(ReadRoutingGroups(f, s));
   }
   MFU_ASSIGN_OR_RETURN(auto mtp, f.OptionalInt("num_nextn_predict_layers", 0));
   s.mtp_layers = mtp.value_or(0);

@@ -56,6 +56,21 @@ TEST(ConfigReader, DropoutKeys) {
             std::string::npos);
 }
 
+// DeepSeek's group-limited routing: DeepSeek-V3 picks its 8 experts from
+// 4 of 8 groups (config n_group 8, topk_group 4); Kimi K2 has one group.
+TEST(ConfigReader, RoutingGroups) {
+  auto v3 = LoadModel(RealFileSystem(), "deepseek-v3");
+  ASSERT_TRUE(v3.ok());
+  EXPECT_EQ(v3->moe.groups, 8);
+  EXPECT_EQ(v3->moe.group_top_k, 4);
+  auto kimi = LoadModel(RealFileSystem(), "kimi-k2");
+  ASSERT_TRUE(kimi.ok());
+  EXPECT_EQ(kimi->moe.groups, 1);
+  auto llama = ParseModelConfig(kLlama, "cfg.json");
+  ASSERT_TRUE(llama.ok());
+  EXPECT_EQ(llama->moe.groups, 1);
+}
+
 TEST(ConfigReader, MalformedJson) {
   std::string msg = ErrorOf(R"({"model_type": "llama", "hidden_size": )");
   EXPECT_NE(msg.find("cfg.json: malformed JSON at byte"), std::string::npos) << msg;

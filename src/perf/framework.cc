@@ -44,6 +44,13 @@ StatusOr<CpMode> ParseCpMode(std::string_view text) {
   return ParseError("'" + v + "' is not ring, allgather or alltoall");
 }
 
+StatusOr<EpDispatch> ParseEpDispatchCell(std::string_view text) {
+  StatusOr<EpDispatch> d = ParseEpDispatch(text);
+  if (!d.ok())
+    return ParseError(d.status().message());
+  return d;
+}
+
 StatusOr<Elementwise> ParseElementwise(std::string_view text) {
   const std::string v = base::ToLower(text);
   for (Elementwise e : {Elementwise::kFused, Elementwise::kEager, Elementwise::kCompiled}) {
@@ -212,6 +219,9 @@ const base::TableSchema<FrameworkProfile>& Schema() {
         base::BoolColumn("tp_overlap_default", &FrameworkProfile::tp_overlap_default),
         base::EnumColumn<FrameworkProfile, CpMode>("cp_mode", &FrameworkProfile::cp_mode, ParseCpMode,
                                                    [](CpMode m) { return std::string(CpModeName(m)); }),
+        base::EnumColumn<FrameworkProfile, EpDispatch>("ep_dispatch", &FrameworkProfile::ep_dispatch,
+                                                       ParseEpDispatchCell,
+                                                       [](EpDispatch d) { return std::string(EpDispatchName(d)); }),
         Share("cp_overlap", &FrameworkProfile::cp_overlap),
         Share("ep_overlap", &FrameworkProfile::ep_overlap),
         base::EnumColumn<FrameworkProfile, AttentionKernel>(
@@ -358,6 +368,19 @@ StatusOr<Elementwise> ApplyCompile(const FrameworkProfile& framework, std::strin
                                 "data/frameworks/frameworks.csv); torch.compile does not apply");
   }
   return on ? Elementwise::kCompiled : Elementwise::kEager;
+}
+
+StatusOr<EpDispatch> ParseEpDispatch(std::string_view text) {
+  const std::string v = base::ToLower(text);
+  if (v == "alltoall" || v == "a2a")
+    return EpDispatch::kAllToAll;
+  if (v == "deepep" || v == "hybridep" || v == "flex")
+    return EpDispatch::kDeepEp;
+  return InvalidArgumentError("'" + v + "' is not alltoall or deepep");
+}
+
+const char* EpDispatchName(EpDispatch dispatch) {
+  return dispatch == EpDispatch::kDeepEp ? "deepep" : "alltoall";
 }
 
 const char* CpModeName(CpMode mode) {

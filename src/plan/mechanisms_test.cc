@@ -533,6 +533,54 @@ TEST(Mechanisms, ExpertAllToAllAcrossNodesRunsAtTheNicRatio) {
   EXPECT_NEAR(p.breakdown.ep_comm_s, 2 * 2 * 2 * a2a, 1e-9 * p.breakdown.ep_comm_s);
 }
 
+// A DeepEP-style dispatch (frameworks.csv ep_dispatch deepep) sends a token
+// once per destination GPU, and across nodes once per destination node.
+// EP 16 over two DGX H100 nodes, 64 experts, top 8, routing limited to 1 of
+// 2 groups (a group is a node's 32 experts): every token reaches exactly one
+// node, remote for half of them, against 8 copies of which 8/16 are remote
+// under the all-to-all: 1/8 of its network bytes; the latency stays.
+TEST(Mechanisms, DeepEpSendsOneCopyPerDestinationNode) {
+  ModelSpec m = GenericMoe(2, 2048, 16, 64, 8, 1024, 32000);
+  m.moe.groups = 2;
+  m.moe.group_top_k = 1;
+  EfficiencyParams e = TestEfficiency();
+  e.alltoall_nic_ratio = 0.5;
+  FrameworkProfile fw = Framework("megatron-core");
+  fw.ep_overlap = 0;
+  fw.ep_dispatch = EpDispatch::kDeepEp;
+  const PerfModel pm = MakeWith(m, 4096, 16, "dgx-h100", e, fw);
+  TrainingConfig c = Layout(1, 1, 1, 16);
+  c.ep = 16;
+  const Prediction p = pm.Evaluate(c);
+  ASSERT_EQ(p.issue, ConfigIssue::kOk);
+  const Cluster& cl = *FindCluster("dgx-h100");
+  const double bw = std::min(cl.scaleout_bw_bytes_per_s * 0.5 * 15 / 8, cl.scaleup_bw_bytes_per_s * 0.75);
+  const double bytes = 4096.0 * 8 * 2048 * 2 / 8;  // one remote node copy per two tokens, not 4 of 8
+  const double a2a = 15.0 / 16 * bytes / bw + 15 * cl.scaleout_latency_s;
+  EXPECT_NEAR(p.breakdown.ep_comm_s, 2 * 2 * 2 * a2a, 1e-9 * p.breakdown.ep_comm_s);
+}
+
+// Within a node DeepEP sends one copy per GPU holding any of a token's
+// experts: with 2 of 16 experts on each of 8 GPUs and top 2, the two
+// experts share a GPU with probability 8 / C(16, 2) = 8 / 120, so a token
+// moves 2 - 8/120 copies where the all-to-all moves 2.
+TEST(Mechanisms, DeepEpSendsOneCopyPerDestinationGpu) {
+  const ModelSpec m = GenericMoe(2, 2048, 16, 16, 2, 1024, 32000);
+  FrameworkProfile fw = Framework("megatron-core");
+  fw.ep_overlap = 0;
+  const PerfModel a2a = MakeWith(m, 4096, 8, nullptr, TestEfficiency(), fw);
+  fw.ep_dispatch = EpDispatch::kDeepEp;
+  const PerfModel deepep = MakeWith(m, 4096, 8, nullptr, TestEfficiency(), fw);
+  TrainingConfig c = Layout(1, 1, 1, 8);
+  c.ep = 8;
+  const Prediction pa = a2a.Evaluate(c), pd = deepep.Evaluate(c);
+  ASSERT_EQ(pd.issue, ConfigIssue::kOk);
+  // Subtract the latency (the same both ways) through a zero-byte twin: the
+  // bandwidth part scales by the copies.
+  const double latency = 2 * 2 * 2 * 7 * Fabric::kScaleupLatencyS;
+  EXPECT_NEAR((pd.breakdown.ep_comm_s - latency) / (pa.breakdown.ep_comm_s - latency), (2 - 8.0 / 120) / 2, 1e-9);
+}
+
 // A whole step runs at the clock the board sustains under its power limit
 // (sustained_clock_fraction), kernel figures at their own: t = flops /
 // (clock x peak x efficiency) for every compute-bound GEMM and the fused

@@ -40,6 +40,44 @@ enum class ValueCheck {
 };
 inline constexpr int64_t kAbsurdSize = int64_t{1} << 24;
 
+// Expected number of `bins` (equal shares of `items`) that `draws` distinct
+// items drawn uniformly hit: bins x (1 - C(items - items/bins, draws) /
+// C(items, draws)).
+inline double ExpectedBinsHit(double items, double bins, double draws) {
+  if (bins <= 1)
+    return 1;
+  const double per_bin = items / bins;
+  double miss = 1;  // P(a given bin gets none of the draws)
+  for (double i = 0; i < draws && miss > 0; ++i)
+    miss *= std::max(items - per_bin - i, 0.0) / (items - i);
+  return bins * (1 - miss);
+}
+
+// The copies of one token a DeepEP/HybridEP-style dispatch moves, over the
+// copies an expert-by-expert all-to-all moves, in the expert-parallel group
+// of `ep` ranks, `local` of them per scale-up domain. Within one domain a
+// token goes once to each GPU holding one of its top-k experts; across
+// domains once over the network to each other domain holding one (and on
+// over NVLink there), with group-limited routing (DeepSeek's topk_group of
+// n_group) capping the domains when each holds whole groups. The all-to-all
+// sends top-k copies, (ep - local) / ep of them across domains.
+inline double DedupCopyFactor(const MoeSpec& moe, double ep, double local) {
+  const auto experts = static_cast<double>(moe.num_experts);
+  const auto k = static_cast<double>(moe.top_k);
+  if (ep <= 1 || k <= 1)
+    return 1;
+  if (local >= ep)
+    return ExpectedBinsHit(experts, ep, k) / k;
+  const double domains = std::ceil(ep / local);
+  double hit = ExpectedBinsHit(experts, domains, k);
+  const auto whole_domains = static_cast<int64_t>(domains);
+  if (moe.groups > 1 && moe.groups % whole_domains == 0) {
+    hit =
+        std::min(hit, ExpectedBinsHit(static_cast<double>(moe.groups), domains, static_cast<double>(moe.group_top_k)));
+  }
+  return std::min(1.0, hit * (domains - 1) / domains / (k * (ep - local) / ep));
+}
+
 // The sizes of `c` with their parameter names (mfu/setup.h Param).
 inline std::array<std::pair<const char*, int64_t>, 7> Sizes(const TrainingConfig& c) {
   return {

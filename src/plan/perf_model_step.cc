@@ -348,7 +348,8 @@ inline void PerfModel::StepEval::LayerVector() {
 
 // One micro-batch, one layer: tensor-parallel (forward 2 all-reduces, or 2
 // all-gathers + 2 reduce-scatters; backward the same), context-parallel and
-// expert dispatch/combine, each less what the framework hides.
+// expert dispatch/combine (fewer copies with a DeepEP-style dispatch:
+// DedupCopyFactor), each less what the framework hides.
 inline void PerfModel::StepEval::LayerCommunication() {
   act_bytes = tokens * h * kActivationBytes;
   const double tp_f = c.tp > 1 ? 2 * AllReduceTime(tp, act_bytes, tp_link) : 0;
@@ -360,8 +361,13 @@ inline void PerfModel::StepEval::LayerCommunication() {
   if (m.is_moe() && c.ep * c.etp > 1) {
     // Every token's hidden state to its top-k experts; the busiest rank
     // receives `imbalance` times the mean.
-    const double a2a_bytes =
-        imbalance * tokens * static_cast<double>(m.moe.top_k) * h * kActivationBytes / (sp ? tp : 1.0);
+    double a2a_bytes = imbalance * tokens * static_cast<double>(m.moe.top_k) * h * kActivationBytes / (sp ? tp : 1.0);
+    if (fw.ep_dispatch == EpDispatch::kDeepEp) {
+      // Expert-holding groups of etp GPUs per scale-up domain (the group's
+      // members sit tp x cp / etp apart: Fabric::AllToAllLink's stride).
+      const double members = std::clamp(std::floor(pm.fabric_.domain_gpus() * etp / (tp * cp)), 1.0, ep * etp);
+      a2a_bytes *= DedupCopyFactor(m.moe, ep, std::max(1.0, members / etp));
+    }
     const double a2a = 2 * AllToAllTime(ep * etp, a2a_bytes, ep_link) * pm.moe_layer_share_;
     ep_f_exp = Exposed(a2a, gemm_f, fw.ep_overlap);
     ep_b_exp = Exposed(a2a, gemm_b, fw.ep_overlap);

@@ -28,6 +28,7 @@ json SetupJson(const ResolvedTraining& s) {
   j["framework"] = {{"name", t.framework.name},
                     {"attention", AttentionKernelName(t.framework.attention)},
                     {"cp_mode", CpModeName(t.framework.cp_mode)},
+                    {"ep_dispatch", EpDispatchName(t.framework.ep_dispatch)},
                     {"fp8_recipe", t.framework.fp8_recipe},
                     {"elementwise", ElementwiseName(t.framework.elementwise)}};
   j["moe_imbalance"] = s.moe_imbalance;

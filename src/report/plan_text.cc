@@ -33,14 +33,16 @@ void PrintSetup(std::ostream& out, const ResolvedTraining& s, int width) {
                    fmt::format("sequence {}, {} GEMMs, FLOPs convention {}, efficiency family '{}'", t.seq_len,
                                DTypeName(s.precision), ConventionName(t.convention), t.efficiency.family),
                    width);
-  out << LabelLine("framework",
-                   fmt::format("{} (attention {}, CP {}{}{})", t.framework.name,
-                               AttentionKernelName(t.framework.attention), CpModeName(t.framework.cp_mode),
-                               s.precision == DType::kFp8 ? ", FP8 " + t.framework.fp8_recipe : std::string(),
-                               t.framework.elementwise == Elementwise::kFused
-                                   ? std::string()
-                                   : std::string(", elementwise ") + ElementwiseName(t.framework.elementwise)),
-                   width);
+  out << LabelLine(
+      "framework",
+      fmt::format("{} (attention {}, CP {}{}{}{})", t.framework.name, AttentionKernelName(t.framework.attention),
+                  CpModeName(t.framework.cp_mode),
+                  s.model.is_moe() ? std::string(", EP ") + EpDispatchName(t.framework.ep_dispatch) : std::string(),
+                  s.precision == DType::kFp8 ? ", FP8 " + t.framework.fp8_recipe : std::string(),
+                  t.framework.elementwise == Elementwise::kFused
+                      ? std::string()
+                      : std::string(", elementwise ") + ElementwiseName(t.framework.elementwise)),
+      width);
   if (t.efficiency.training_validation != "validated") {
     out << LabelLine("validation",
                      fmt::format("{}: family '{}' has no measured training runs; data/efficiency/validation.csv",
