@@ -44,6 +44,24 @@ enum class Recompute {
 inline constexpr std::array<Recompute, 5> kAllRecomputeModes = {
     Recompute::kNone, Recompute::kSelective, Recompute::kSelectiveLiteral, Recompute::kFull, Recompute::kSelectiveOp};
 
+// What Megatron-Core's selective recompute (Recompute::kSelective) covers:
+// --recompute-modules, a set of these bits (Megatron-LM arguments.py). The
+// default, core_attn alone, is Korthikanti et al.'s selective recompute.
+enum RecomputeModule : uint32_t {
+  kRecomputeCoreAttn = 1u << 0,       // the attention core (its softmax / log-sum-exp)
+  kRecomputeLayernorm = 1u << 1,      // a standalone norm's output (the MoE layer's pre-MLP norm)
+  kRecomputeMoeAct = 1u << 2,         // the routed experts' activation output (fc2's input)
+  kRecomputeMlp = 1u << 3,            // a dense MLP from its input
+  kRecomputeMoe = 1u << 4,            // a whole MoE block (router, dispatch, experts) from its input
+  kRecomputeSharedExperts = 1u << 5,  // the shared experts from their input
+};
+inline constexpr uint32_t kDefaultRecomputeModules = kRecomputeCoreAttn;
+// "core_attn,moe_act" -> bits; names: core_attn, layernorm, moe_act, mlp,
+// moe, shared_experts. kInvalidArgument naming an unknown module (and
+// listing these), an empty list or an empty item.
+StatusOr<uint32_t> ParseRecomputeModules(std::string_view list);
+std::string RecomputeModulesName(uint32_t modules);  // "core_attn,moe_act"
+
 struct ConventionInfo {
   Convention convention;
   const char* name;
@@ -106,8 +124,12 @@ struct TrainingFlops {
 
 // Errors: kInvalidArgument when `seq_len` < 1 or absurd (> 2^31), or beyond
 // the model's max_position_embeddings (DiT models have no limit).
+// Under Recompute::kSelective, `modules` (RecomputeModule bits) says what
+// runs again: core_attn counts Korthikanti's 3x the forward attention core,
+// mlp, moe and shared_experts their forward GEMMs (moe: router, routed and
+// shared experts); layernorm and moe_act recompute no GEMM.
 StatusOr<TrainingFlops> ComputeTrainingFlops(const ModelSpec& spec, Convention convention, int64_t seq_len,
-                                             Recompute recompute);
+                                             Recompute recompute, uint32_t modules = kDefaultRecomputeModules);
 
 // How MLA attention is executed at inference: naive (K/V decompressed, the
 // training form and the "model FLOPs") or absorbed (attention over the latent).

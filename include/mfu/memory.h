@@ -90,6 +90,9 @@ struct TrainingMemoryOptions {
   // gradient; 0: activation_bytes. 1 under FP8 with Transformer Engine
   // (FrameworkProfile::fp8_saved_input_bytes).
   double linear_input_bytes = 0;
+  // Under Recompute::kSelective: what Megatron's --recompute-modules
+  // recomputes (RecomputeModule bits; default core_attn).
+  uint32_t recompute_modules = kDefaultRecomputeModules;
 };
 
 // Whole-model state (TrainingStateBytes without sharding) and the
@@ -215,8 +218,11 @@ struct MemoryRequest {
   std::string precision = "bf16";
   double fp8_saved_input_bytes = 1;
   std::optional<double> dropout;  // unset: the model's (ModelSpec::dropout)
-  int64_t context = 0;            // KV cache context; 0: seq_len
-  int64_t gpus = 0;               // 0: tp x pp x cp
+  // "" = core_attn; else Megatron's --recompute-modules list (with
+  // recompute "selective"): TrainingMemoryOptions::recompute_modules.
+  std::string recompute_modules;
+  int64_t context = 0;  // KV cache context; 0: seq_len
+  int64_t gpus = 0;     // 0: tp x pp x cp
   int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = 1;
   // Unset: `framework`'s zero_stage through EstimateMemory(catalog, ...),
   // else 1.

@@ -70,6 +70,10 @@ struct TrainingSetup {
   Convention convention = Convention::kMegatron;
   EfficiencyParams efficiency;
   FrameworkProfile framework;  // what overlaps, attention kernel, FP8 recipe (framework.h)
+  // What Recompute::kSelective recomputes when it is Megatron's (the
+  // framework's selective_ac `attention`): RecomputeModule bits,
+  // --recompute-modules; default core_attn.
+  uint32_t recompute_modules = kDefaultRecomputeModules;
 };
 
 // "tp=8 pp=4 dp=16 cp=1 vpp=2 mbs=1 gbs=512 recompute=selective zero=1 sp"

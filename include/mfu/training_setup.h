@@ -43,6 +43,10 @@ struct TrainingRequest {
   // "" = the framework's `ep_dispatch`; "alltoall" or "deepep" (alias
   // "hybridep", "flex"): how the expert dispatch moves tokens.
   std::string ep_dispatch;
+  // "" = core_attn; else Megatron's --recompute-modules list (core_attn,
+  // layernorm, moe_act, mlp, moe, shared_experts): what `selective`
+  // recomputes, for a framework whose selective_ac is `attention`.
+  std::string recompute_modules;
   double moe_imbalance = 1;  // busiest expert rank / mean, in [1, 64]
   // Unset: the model's (ModelSpec::dropout); else the run's dropout
   // probability in [0, 1), which decides whether dropout masks are stored.

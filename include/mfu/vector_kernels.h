@@ -95,7 +95,18 @@ struct EagerBytes {
 };
 EagerBytes LayerEagerBytes(const LayerVectorWork& w, const EagerTraffic& t, double qk_elements);
 
-// Seconds of the layer's vector kernels (VectorKernelSeconds per kernel).
+// Seconds of the layer's vector kernels (VectorKernelSeconds per kernel):
+// the two norms, the two residual adds (0 when fused into the norms), and
+// the MLP activation weighted over dense and MoE layers (moe_share), whose
+// sum is LayerVectorSeconds.
+struct LayerVectorTimes {
+  double norms = 0;
+  double adds = 0;
+  double dense_act = 0;   // already x (1 - moe_share)
+  double expert_act = 0;  // already x moe_share
+  double total() const { return norms + adds + dense_act + expert_act; }
+};
+LayerVectorTimes LayerVectorParts(const VectorKernelTable& kernels, double hbm_bytes_per_s, const LayerVectorWork& w);
 double LayerVectorSeconds(const VectorKernelTable& kernels, double hbm_bytes_per_s, const LayerVectorWork& w);
 // Their HBM traffic, bytes: 2 x 2 + 2 x 3 passes over the hidden state (2 x 4
 // fused) and

@@ -69,6 +69,21 @@ StatusOr<FrameworkProfile> ResolveFramework(const Catalog& catalog, const Traini
   return p;
 }
 
+// Megatron's --recompute-modules: "" is core_attn; a list needs a framework
+// whose `selective` is Megatron's (selective_ac attention).
+StatusOr<uint32_t> ResolveRecomputeModules(const std::string& list, const FrameworkProfile& fw) {
+  if (list.empty())
+    return kDefaultRecomputeModules;
+  if (fw.selective_ac != SelectiveAc::kAttention) {
+    return InvalidArgumentError(Param("recompute_modules") + " lists Megatron's selective recompute; " + fw.name +
+                                "'s selective is its op-level policy");
+  }
+  StatusOr<uint32_t> modules = ParseRecomputeModules(list);
+  if (!modules.ok())
+    return InvalidArgumentError(Param("recompute_modules") + ": " + modules.status().message());
+  return modules;
+}
+
 // The request's sizes and the configuration fields they set.
 constexpr std::pair<int64_t TrainingConfigRequest::*, int64_t TrainingConfig::*> kSizes[] = {
     {&TrainingConfigRequest::tp, &TrainingConfig::tp},
@@ -113,6 +128,7 @@ StatusOr<std::unique_ptr<ResolvedTraining>> ResolveTrainingSetup(const Catalog& 
   setup.convention = convention;
   setup.efficiency = catalog.efficiency.For(r->gpu->id);
   MFU_ASSIGN_OR_RETURN(setup.framework, ResolveFramework(catalog, q, *r));
+  MFU_ASSIGN_OR_RETURN(setup.recompute_modules, ResolveRecomputeModules(q.recompute_modules, setup.framework));
   MFU_ASSIGN_OR_RETURN(PerfModel perf, PerfModel::Create(setup));
   r->perf = std::make_unique<PerfModel>(std::move(perf));
   AddSetupNotes(catalog, *r);
@@ -132,6 +148,8 @@ StatusOr<MemoryReport> EstimateMemory(const Catalog& catalog, MemoryRequest requ
     request.state = state->name;
   request.framework_state = state->state;
   request.fp8_saved_input_bytes = (*framework)->fp8_saved_input_bytes;
+  if (!request.recompute_modules.empty())
+    MFU_RETURN_IF_ERROR(ResolveRecomputeModules(request.recompute_modules, **framework).status());
   MFU_ASSIGN_OR_RETURN(Recompute asked, ParseRecompute(request.recompute));
   request.recompute = RecomputeName((*framework)->RecomputeOf(asked));
   return EstimateMemory(request);
@@ -149,6 +167,10 @@ StatusOr<TrainingConfig> ResolveTrainingConfig(const ResolvedTraining& setup, co
     c.*to = q.*from;
   MFU_ASSIGN_OR_RETURN(Recompute asked, ParseRecompute(q.recompute));
   c.recompute = fw.RecomputeOf(asked);
+  if (setup.perf->setup().recompute_modules != kDefaultRecomputeModules && c.recompute != Recompute::kSelective) {
+    return InvalidArgumentError(Param("recompute_modules") + " applies to " + Param("recompute") + " selective, not " +
+                                RecomputeName(c.recompute));
+  }
   c.zero_stage = q.fsdp ? fw.FsdpStage(q.pp) : q.zero.value_or(fw.DefaultZeroStage(q.pp));
   c.fsdp = q.fsdp;
   c.tp_comm_overlap = q.tp_comm_overlap;  // as asked, for Validate: can the framework?

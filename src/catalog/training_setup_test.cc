@@ -58,6 +58,26 @@ TEST(ResolveTrainingSetup, ResolvesAndNamesParameters) {
   ASSERT_TRUE(ResolveTrainingSetup(Builtin(), bad).ok());
   EXPECT_EQ((*ResolveTrainingSetup(Builtin(), bad))->perf->setup().framework.ep_dispatch, EpDispatch::kDeepEp);
   bad = Llama8bOn("h100", 8);
+  bad.recompute_modules = "moe_act,mla_up_proj";
+  EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().message(),
+            "parameter 'recompute_modules': recompute module 'mla_up_proj' is not one of core_attn, layernorm, "
+            "moe_act, mlp, moe, shared_experts");
+  bad.recompute_modules = "moe_act";
+  bad.framework = "torchtitan";
+  EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().message(),
+            "parameter 'recompute_modules' lists Megatron's selective recompute; torchtitan's selective is its "
+            "op-level policy");
+  bad.framework = "megatron-core";
+  {
+    auto modules = ResolveTrainingSetup(Builtin(), bad);
+    ASSERT_TRUE(modules.ok());
+    TrainingConfigRequest q;  // recompute none
+    EXPECT_EQ(ResolveTrainingConfig(**modules, q).status().message(),
+              "parameter 'recompute_modules' applies to parameter 'recompute' selective, not none");
+    q.recompute = "selective";
+    EXPECT_TRUE(ResolveTrainingConfig(**modules, q).ok());
+  }
+  bad = Llama8bOn("h100", 8);
   bad.dropout = 1.0;
   EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().message(), "parameter 'dropout' must be in [0, 1), got 1");
   bad = Llama8bOn("h20", 16);  // two nodes need a cluster (h20 has no reference cluster)

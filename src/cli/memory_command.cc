@@ -34,6 +34,9 @@ class MemoryCommand final : public Command {
     app.add_option("--micro-batch", r.micro_batch, "Sequences per micro-batch")->capture_default_str();
     app.add_option("--recompute", r.recompute, "none, selective, selective-literal, full, selective-op")
         ->capture_default_str();
+    app.add_option("--recompute-modules", r.recompute_modules,
+                   "What --recompute selective recomputes, Megatron's --recompute-modules: core_attn, layernorm, "
+                   "moe_act, mlp, moe, shared_experts, comma-separated [default: core_attn]");
     app.add_flag("--no-flash", no_flash_, "Attention stores the a*s^2 softmax (no flash attention)");
     app.add_flag("--sp", r.sequence_parallel, "Sequence parallelism (shards the replicated activations)");
     app.add_option("--precision,-p", r.precision,

@@ -76,6 +76,8 @@ const std::vector<FlagSpec> kVocabulary = {
     {"FLOPs convention", "--convention", "-c", "", "flops calc predict plan infer trace log", K::kText},
     {"activation recompute", "--recompute", "", "", "flops calc memory predict trace log", K::kText},
     {"activation recompute: the modes to try", "--recompute", "", "", "plan", K::kTextList},
+    {"what selective recompute covers (Megatron's modules)", "--recompute-modules", "", "", "memory predict plan",
+     K::kText},
     {"inference phase (prefill, decode)", "--inference", "", "", "flops", K::kText},
     {"trace: forward only", "--inference", "", "", "trace", K::kSwitch},
     {"decode: keys each new token attends to (memory: KV context)", "--context", "", "", "flops memory", K::kInteger, 1,

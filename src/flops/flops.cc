@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
+#include <utility>
 
+#include "base/strings.h"
 #include "flops/conventions.h"
 
 namespace mfu {
@@ -288,6 +291,51 @@ double FlopsBreakdown::total() const {
   return sum;
 }
 
+namespace {
+
+constexpr std::pair<const char*, uint32_t> kRecomputeModuleNames[] = {{"core_attn", kRecomputeCoreAttn},
+                                                                      {"layernorm", kRecomputeLayernorm},
+                                                                      {"moe_act", kRecomputeMoeAct},
+                                                                      {"mlp", kRecomputeMlp},
+                                                                      {"moe", kRecomputeMoe},
+                                                                      {"shared_experts", kRecomputeSharedExperts}};
+
+}  // namespace
+
+StatusOr<uint32_t> ParseRecomputeModules(std::string_view list) {
+  uint32_t bits = 0;
+  std::string_view rest = list;
+  while (true) {
+    const size_t comma = rest.find(',');
+    const std::string item = base::ToLower(base::Trim(rest.substr(0, comma)));
+    if (item.empty())
+      return InvalidArgumentError("recompute modules: an empty name in '" + std::string(list) + "'");
+    uint32_t bit = 0;
+    for (const auto& [name, value] : kRecomputeModuleNames) {
+      if (item == name)
+        bit = value;
+    }
+    if (bit == 0) {
+      return InvalidArgumentError("recompute module '" + item +
+                                  "' is not one of core_attn, layernorm, moe_act, mlp, moe, shared_experts");
+    }
+    bits |= bit;
+    if (comma == std::string_view::npos)
+      break;
+    rest.remove_prefix(comma + 1);
+  }
+  return bits;
+}
+
+std::string RecomputeModulesName(uint32_t modules) {
+  std::string out;
+  for (const auto& [name, value] : kRecomputeModuleNames) {
+    if ((modules & value) != 0)
+      out += (out.empty() ? "" : ",") + std::string(name);
+  }
+  return out;
+}
+
 const char* FlopsComponentName(FlopsComponent component) {
   static constexpr const char* kNames[kNumFlopsComponents] = {
       "q_proj",    "k_proj",         "v_proj",          "o_proj",       "attn_scores", "attn_context",
@@ -297,7 +345,7 @@ const char* FlopsComponentName(FlopsComponent component) {
 }
 
 StatusOr<TrainingFlops> ComputeTrainingFlops(const ModelSpec& spec, Convention convention, int64_t seq_len,
-                                             Recompute recompute) {
+                                             Recompute recompute, uint32_t modules) {
   MFU_RETURN_IF_ERROR(CheckLength(spec, seq_len, "sequence length"));
   TrainingFlops t;
   t.convention = convention;
@@ -312,7 +360,14 @@ StatusOr<TrainingFlops> ComputeTrainingFlops(const ModelSpec& spec, Convention c
     case Recompute::kNone:
       break;
     case Recompute::kSelective:
-      t.recompute_per_token = 3 * core;
+      t.recompute_per_token = (modules & kRecomputeCoreAttn) != 0 ? 3 * core : 0;
+      if ((modules & kRecomputeMlp) != 0)
+        t.recompute_per_token += t.forward[C::kDenseMlp];
+      if ((modules & kRecomputeMoe) != 0) {
+        t.recompute_per_token += t.forward[C::kRoutedExperts] + t.forward[C::kRouter] + t.forward[C::kSharedExperts];
+      } else if ((modules & kRecomputeSharedExperts) != 0) {
+        t.recompute_per_token += t.forward[C::kSharedExperts];
+      }
       break;
     case Recompute::kSelectiveLiteral:
       t.recompute_per_token = core;

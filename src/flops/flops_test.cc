@@ -174,6 +174,38 @@ TEST(Flops, SelectiveOpRecomputesEverySecondLinear) {
   EXPECT_STREQ(RecomputeName(Recompute::kSelectiveOp), "selective-op");
 }
 
+// Megatron's --recompute-modules under selective recompute: core_attn is
+// Korthikanti's 3x the forward core; mlp runs the dense MLP's forward GEMMs
+// again (Llama-3.1-8B: 2 x 3 x 4096 x 14336 per token and layer), moe the
+// router's, routed and shared experts' (Qwen3-30B-A3B: router 2 x 2048 x
+// 128, 8 experts of 2 x 3 x 2048 x 768, no shared, per layer); layernorm
+// and moe_act no GEMM.
+TEST(Flops, RecomputeModulesCountTheirForwardGemms) {
+  ModelSpec llama = Load("llama-3.1-8b-instruct");
+  auto none = ComputeTrainingFlops(llama, Convention::kMegatron, 8192, Recompute::kNone);
+  auto attn = ComputeTrainingFlops(llama, Convention::kMegatron, 8192, Recompute::kSelective);
+  auto mlp = ComputeTrainingFlops(llama, Convention::kMegatron, 8192, Recompute::kSelective,
+                                  kRecomputeCoreAttn | kRecomputeMlp);
+  auto act = ComputeTrainingFlops(llama, Convention::kMegatron, 8192, Recompute::kSelective,
+                                  kRecomputeLayernorm | kRecomputeMoeAct);
+  ASSERT_TRUE(none.ok() && attn.ok() && mlp.ok() && act.ok());
+  EXPECT_DOUBLE_EQ(mlp->recompute_per_token - attn->recompute_per_token, 32 * 2.0 * 3 * 4096 * 14336);
+  EXPECT_DOUBLE_EQ(act->recompute_per_token, 0);
+  ModelSpec qwen = Load("qwen3-30b-a3b");
+  // Megatron's convention counts no router; MaxText's does.
+  auto moe = ComputeTrainingFlops(qwen, Convention::kMegatron, 4096, Recompute::kSelective, kRecomputeMoe);
+  auto moe_router = ComputeTrainingFlops(qwen, Convention::kMaxtext, 4096, Recompute::kSelective, kRecomputeMoe);
+  ASSERT_TRUE(moe.ok() && moe_router.ok());
+  EXPECT_DOUBLE_EQ(moe->recompute_per_token, 48 * 8 * 2.0 * 3 * 2048 * 768);
+  EXPECT_DOUBLE_EQ(moe_router->recompute_per_token, 48 * (2.0 * 2048 * 128 + 8 * 2.0 * 3 * 2048 * 768));
+  EXPECT_EQ(ParseRecomputeModules("moe_act, LayerNorm").value(), kRecomputeMoeAct | kRecomputeLayernorm);
+  EXPECT_EQ(RecomputeModulesName(kRecomputeMoeAct | kRecomputeCoreAttn), "core_attn,moe_act");
+  EXPECT_EQ(ParseRecomputeModules("moe_act,mla_up_proj").status().message(),
+            "recompute module 'mla_up_proj' is not one of core_attn, layernorm, moe_act, mlp, moe, shared_experts");
+  EXPECT_FALSE(ParseRecomputeModules("moe_act,").ok());
+  EXPECT_FALSE(ParseRecomputeModules("").ok());
+}
+
 TEST(Flops, ComponentsSumToTotal) {
   for (const char* name : {"llama-3.1-8b-instruct", "deepseek-v3", "gpt-oss-120b", "wan2.1-t2v-14b"}) {
     ModelSpec spec = Load(name);

@@ -53,14 +53,21 @@ struct LayerActivations {
 // `bytes` is the 16-bit activation width; `linear` the width a linear layer
 // keeps of its input for the weight gradient: 1 under FP8 with Transformer
 // Engine (the column-wise FP8 copy), which for the attention projection is
-// a copy beside the core's 16-bit output.
-LayerActivations PerLayer(const ModelSpec& spec, const LayerSpec& layer, double bytes, double linear) {
+// a copy beside the core's 16-bit output. `dropped` (RecomputeModule bits,
+// Megatron's --recompute-modules) are the parts recomputed instead of kept:
+// layernorm the MoE layer's standalone norm output (the router's input),
+// moe_act the experts' activation outputs, mlp a dense MLP's inside, moe a
+// MoE block's inside, shared_experts theirs. The attention core's own
+// (core_attn) are EstimateTrainingMemory's.
+LayerActivations PerLayer(const ModelSpec& spec, const LayerSpec& layer, double bytes, double linear,
+                          uint32_t dropped) {
   const auto h = static_cast<double>(spec.hidden);
   const auto a = static_cast<double>(spec.heads);
   const auto g = static_cast<double>(spec.kv_heads);
   const auto dqk = static_cast<double>(spec.qk_head_dim());
   const auto dv = static_cast<double>(spec.v_dim());
   const double mask = spec.dropout > 0 ? 1 : 0;  // bytes per masked element
+  auto kept = [dropped](uint32_t module) { return (dropped & module) == 0 ? 1.0 : 0.0; };
   LayerActivations out;
   // Attention.
   const double kv_heads = spec.attention == AttentionKind::kMla ? a : g;
@@ -73,19 +80,23 @@ LayerActivations PerLayer(const ModelSpec& spec, const LayerSpec& layer, double 
   // MLP or MoE block.
   out.replicated += (bytes + mask) * h;  // the norm's input, the dropout mask
   const double dense_f = static_cast<double>(layer.moe ? spec.moe.shared_ffn : spec.ffn);
-  auto mlp = [&](double f, double copies) {  // one MLP's fc1 output, activation output
-    return copies * (bytes * f * (spec.gated_mlp ? 2 : 1) + linear * f);
-  };
+  auto fc1_out = [&](double f) { return bytes * f * (spec.gated_mlp ? 2 : 1); };
   if (layer.moe) {
     const double k = static_cast<double>(spec.moe.top_k);
-    out.replicated += bytes * h;              // the router's input (16-bit)
-    out.sharded += k * (linear + bytes) * h;  // grouped fc1 inputs, fc2 outputs
-    out.sharded += mlp(static_cast<double>(spec.moe.expert_ffn), k);
-    if (dense_f > 0)  // shared experts; under FP8 their fc1 keeps its own copy of the input
-      out.sharded += (linear < bytes ? linear * h : 0) + mlp(dense_f, 1);
+    const auto ef = static_cast<double>(spec.moe.expert_ffn);
+    const double moe = kept(kRecomputeMoe);
+    out.replicated += moe * kept(kRecomputeLayernorm) * bytes * h;  // the router's input (16-bit)
+    out.sharded += moe * k * ((linear + bytes) * h + fc1_out(ef));  // grouped fc1 inputs and outputs, fc2 outputs
+    out.sharded += moe * kept(kRecomputeMoeAct) * k * linear * ef;  // the activation's outputs (fc2's inputs)
+    if (dense_f > 0) {  // shared experts; under FP8 their fc1 keeps its own copy of the input
+      out.sharded += moe * kept(kRecomputeSharedExperts) *
+                     ((linear < bytes ? linear * h : 0) + fc1_out(dense_f) + linear * dense_f);
+    }
   } else {
-    out.replicated += linear * h;  // fc1 input (the norm's output)
-    out.sharded += mlp(dense_f, 1);
+    // fc1 input (the norm's output), fc1 output, the activation's output.
+    const double mlp = kept(kRecomputeMlp);
+    out.replicated += mlp * linear * h;
+    out.sharded += mlp * (fc1_out(dense_f) + linear * dense_f);
   }
   return out;
 }
@@ -165,7 +176,13 @@ StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const Tra
   const auto b = static_cast<double>(o.micro_batch);
   const auto t = static_cast<double>(o.tensor_parallel);
   const auto h = static_cast<double>(spec.hidden);
-  const bool keep_quadratic = !o.flash_attention && o.recompute == Recompute::kNone;
+  // Megatron's selective recompute drops what its modules recompute; the
+  // attention core's softmax (unfused) or log-sum-exp (fused) goes with
+  // core_attn, and stays without recompute.
+  const uint32_t dropped = o.recompute == Recompute::kSelective ? o.recompute_modules : 0;
+  const bool keep_core =
+      o.recompute == Recompute::kNone || (o.recompute == Recompute::kSelective && (dropped & kRecomputeCoreAttn) == 0);
+  const bool keep_quadratic = !o.flash_attention && keep_core;
   const double linear = o.linear_input_bytes > 0 ? o.linear_input_bytes : o.activation_bytes;
   for (const auto& layer : spec.layers) {
     double bytes;
@@ -175,8 +192,8 @@ StatusOr<TrainingMemory> EstimateTrainingMemory(const ModelSpec& spec, const Tra
       LayerActivations l = SavedByOpPolicy(spec, layer, o.activation_bytes);
       bytes = s * b * (l.sharded / t + l.replicated / (o.sequence_parallel ? t : 1));
     } else {
-      LayerActivations l = PerLayer(spec, layer, o.activation_bytes, linear);
-      if (o.flash_attention && o.recompute == Recompute::kNone)
+      LayerActivations l = PerLayer(spec, layer, o.activation_bytes, linear, dropped);
+      if (o.flash_attention && keep_core)
         l.sharded += 4 * static_cast<double>(spec.heads);  // the fused core's log-sum-exp
       bytes = s * b * (l.sharded / t + l.replicated / (o.sequence_parallel ? t : 1));
       if (keep_quadratic)

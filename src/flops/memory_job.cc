@@ -78,6 +78,16 @@ StatusOr<TrainingMemoryOptions> ResolveOptions(const MemoryRequest& r, const Tra
   m.sequence_parallel = r.sequence_parallel;
   if (r.sequence_parallel && r.tp == 1)
     return InvalidArgumentError(Param("sp") + " needs " + Param("tp") + " > 1");
+  if (!r.recompute_modules.empty()) {
+    StatusOr<uint32_t> modules = ParseRecomputeModules(r.recompute_modules);
+    if (!modules.ok())
+      return InvalidArgumentError(Param("recompute_modules") + ": " + modules.status().message());
+    if (m.recompute != Recompute::kSelective) {
+      return InvalidArgumentError(Param("recompute_modules") + " applies to " + Param("recompute") +
+                                  " selective, not " + RecomputeName(m.recompute));
+    }
+    m.recompute_modules = *modules;
+  }
   StatusOr<DType> precision = ParseDType(r.precision);
   if (!precision.ok())
     return InvalidArgumentError(Param("precision") + ": " + precision.status().message());

@@ -143,6 +143,33 @@ TEST(Memory, MoeLayerKeepsEveryRoutedCopy) {
   EXPECT_DOUBLE_EQ(m->activations_per_layer_bytes, 4096 * per_token);
 }
 
+// Megatron's --recompute-modules drop what they recompute from the
+// Qwen3-30B-A3B layer above (137,344 bytes per token): layernorm the router's
+// input (the pre-MLP norm's output, 2 x 2048) and moe_act the 8 SwiGLU
+// outputs (8 x 2 x 768), keeping the core's log-sum-exp (core_attn is not
+// listed); core_attn and moe keep the two norm inputs, the QKV input, q, k,
+// v and the core's output, nothing of the MoE block.
+TEST(Memory, RecomputeModulesDropWhatTheyRecompute) {
+  auto spec = LoadModel(mfu::RealFileSystem(), "qwen3-30b-a3b");
+  ASSERT_TRUE(spec.ok());
+  TrainingMemoryOptions o;
+  o.seq_len = 4096;
+  o.recompute = Recompute::kSelective;
+  o.recompute_modules = kRecomputeLayernorm | kRecomputeMoeAct;
+  auto act = EstimateTrainingMemory(*spec, o);
+  ASSERT_TRUE(act.ok());
+  EXPECT_DOUBLE_EQ(act->activations_per_layer_bytes, 4096 * (137344.0 - 2 * 2048 - 8 * 2 * 768));
+  o.recompute_modules = kRecomputeCoreAttn | kRecomputeMoe;
+  auto moe = EstimateTrainingMemory(*spec, o);
+  ASSERT_TRUE(moe.ok());
+  EXPECT_DOUBLE_EQ(moe->activations_per_layer_bytes, 4096 * (3 * 2.0 * 2048 + 2.0 * (4096 + 2 * 512 + 4096)));
+  // The default (core_attn) is Korthikanti's selective: the list without the log-sum-exp.
+  o.recompute_modules = kDefaultRecomputeModules;
+  auto sel = EstimateTrainingMemory(*spec, o);
+  ASSERT_TRUE(sel.ok());
+  EXPECT_DOUBLE_EQ(sel->activations_per_layer_bytes, 4096 * (137344.0 - 32 * 4));
+}
+
 TEST(Memory, DropoutOfTheRunOverridesTheModels) {
   auto spec = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   ASSERT_TRUE(spec.ok());

@@ -44,6 +44,10 @@ double VectorKernelSeconds(const VectorKernelParams& k, double hbm_bytes_per_s, 
 }
 
 double LayerVectorSeconds(const VectorKernelTable& kernels, double hbm_bytes_per_s, const LayerVectorWork& w) {
+  return LayerVectorParts(kernels, hbm_bytes_per_s, w).total();
+}
+
+LayerVectorTimes LayerVectorParts(const VectorKernelTable& kernels, double hbm_bytes_per_s, const LayerVectorWork& w) {
   const double b = w.element_bytes;
   const double act_passes = w.gated ? 3 : 2;
   const double hbm = hbm_bytes_per_s;
@@ -55,7 +59,7 @@ double LayerVectorSeconds(const VectorKernelTable& kernels, double hbm_bytes_per
       Kernel(kernels, VectorKernel::kActivation, hbm, w.dense_act_rows, act_passes * w.dense_act_width * b);
   const double expert =
       Kernel(kernels, VectorKernel::kActivation, hbm, w.expert_act_rows, act_passes * w.expert_act_width * b);
-  return norms + adds + (1 - w.moe_share) * dense + w.moe_share * expert;
+  return {norms, adds, (1 - w.moe_share) * dense, w.moe_share * expert};
 }
 
 double LayerVectorBytes(const LayerVectorWork& w) {

@@ -581,6 +581,35 @@ TEST(Mechanisms, DeepEpSendsOneCopyPerDestinationGpu) {
   EXPECT_NEAR((pd.breakdown.ep_comm_s - latency) / (pa.breakdown.ep_comm_s - latency), (2 - 8.0 / 120) / 2, 1e-9);
 }
 
+// Megatron's --recompute-modules: each module's forward runs again in the
+// backward and the recompute time adds up module by module; moe_act (the
+// experts' activation) costs less than the whole MoE block, and nothing on
+// a dense model; the hardware FLOPs are ComputeTrainingFlops' for the same
+// modules.
+TEST(Mechanisms, RecomputeModulesRunTheirForwardsAgain) {
+  const ModelSpec moe = GenericMoe(4, 2048, 16, 64, 8, 1024, 32000);
+  auto recompute_s = [&](const ModelSpec& m, uint32_t modules) {
+    const PerfModel pm = MakeWith(m, 4096, 8, nullptr, TestEfficiency(), Framework("megatron-core"), modules);
+    TrainingConfig c = Layout(1, 1, 1, 8);
+    c.ep = m.is_moe() ? 8 : 1;
+    c.recompute = Recompute::kSelective;
+    const Prediction p = pm.Evaluate(c);
+    EXPECT_EQ(p.issue, ConfigIssue::kOk);
+    auto flops = ComputeTrainingFlops(m, Convention::kMegatron, 4096, Recompute::kSelective, modules);
+    EXPECT_TRUE(flops.ok());
+    EXPECT_DOUBLE_EQ(p.hardware_flops_per_token, flops->hardware_per_token);
+    return p.breakdown.recompute_s;
+  };
+  const double act = recompute_s(moe, kRecomputeMoeAct), block = recompute_s(moe, kRecomputeMoe);
+  EXPECT_GT(act, 0);
+  EXPECT_GT(block, act);
+  EXPECT_NEAR(recompute_s(moe, kRecomputeCoreAttn | kRecomputeMoeAct), recompute_s(moe, kRecomputeCoreAttn) + act,
+              1e-12);
+  const ModelSpec dense = Generic(4, 4096, 32, 16384, 32000);
+  EXPECT_EQ(recompute_s(dense, kRecomputeMoeAct | kRecomputeLayernorm), 0);
+  EXPECT_GT(recompute_s(dense, kRecomputeMlp), 0);
+}
+
 // A whole step runs at the clock the board sustains under its power limit
 // (sustained_clock_fraction), kernel figures at their own: t = flops /
 // (clock x peak x efficiency) for every compute-bound GEMM and the fused

@@ -257,6 +257,7 @@ StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
             o.flash_attention = flash;
             o.tensor_parallel = tp;
             o.sequence_parallel = sp;
+            o.recompute_modules = setup.recompute_modules;
             if (fp8)
               o.linear_input_bytes = setup.framework.fp8_saved_input_bytes;
             MFU_ASSIGN_OR_RETURN(TrainingMemory mem, EstimateTrainingMemory(m, o));
@@ -272,7 +273,8 @@ StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
                        ComputeTrainingFlops(m, setup.convention, setup.seq_len, Recompute::kNone));
   p.model_flops_per_token_ = model_flops.model_per_token;
   for (Recompute r : kAllRecomputeModes) {
-    MFU_ASSIGN_OR_RETURN(TrainingFlops t, ComputeTrainingFlops(m, setup.convention, setup.seq_len, r));
+    MFU_ASSIGN_OR_RETURN(TrainingFlops t,
+                         ComputeTrainingFlops(m, setup.convention, setup.seq_len, r, setup.recompute_modules));
     p.hardware_flops_per_token_[static_cast<size_t>(r)] = t.hardware_per_token;
   }
   return p;

@@ -59,9 +59,10 @@ struct PerfModel::StepEval {
   // One layer's forward compute.
   double seq = 0, tokens = 0, h = 0, q_width = 0, mlp_width = 0, imbalance = 1, head_dim = 0;
   double quant_f = 0, quant_b = 0;  // FP8/FP4 operand quantization
-  double attn_proj_s = 0, mlp_s = 0, expert_s = 0, expert_b = 0, shared_s = 0, gemm_f = 0, gemm_b = 0;
+  double attn_proj_s = 0, mlp_s = 0, expert_s = 0, expert_b = 0, shared_s = 0, router_s = 0, gemm_f = 0, gemm_b = 0;
   double core_f = 0, core_b = 0, core_vec_f = 0;
-  double vec_f = 0, overhead_f = 0;
+  double vec_f = 0, overhead_f = 0, moe_vec_f = 0;
+  LayerVectorTimes vec_parts;
   double eager_f = 0, eager_b = 0;  // an eager framework's extra elementwise traffic, forward and backward
   // One layer's exposed communication.
   double act_bytes = 0;
@@ -90,6 +91,7 @@ struct PerfModel::StepEval {
   [[gnu::always_inline]] inline void DataParallel();
   [[gnu::always_inline]] inline void Totals();
   [[gnu::always_inline]] inline void Memory();
+  [[gnu::always_inline]] inline void ModuleRecompute();
 
   // A GEMM at `rate` of the precision's peak, its FP8/FP4 operand
   // quantization added to quant_f/quant_b.
@@ -274,8 +276,9 @@ inline void PerfModel::StepEval::ExpertGemms() {
   // (Megatron-Core's TopKRouter and torchtitan's gate are plain 16-bit
   // linears): a GEMM E wide, as narrow as its expert count makes it.
   if (pm.router_flops_ > 0) {
-    shared_s += GemmTime(tokens * pm.router_flops_ / tp, tokens / tp, static_cast<double>(m.moe.num_experts), h, peak16,
-                         hbm, e, DType::kBf16);
+    router_s = GemmTime(tokens * pm.router_flops_ / tp, tokens / tp, static_cast<double>(m.moe.num_experts), h, peak16,
+                        hbm, e, DType::kBf16);
+    shared_s += router_s;
   }
   gemm_f = attn_proj_s + mlp_s + expert_s + shared_s;
   gemm_b = 2 * (attn_proj_s + mlp_s + shared_s) + expert_b;  // data + weight gradients
@@ -334,7 +337,9 @@ inline void PerfModel::StepEval::LayerVector() {
     moe_f = pm.moe_layer_share_ *
             (2 * (1 + topk) * imbalance * tokens * h * kActivationBytes / permute_hbm + fw.moe_sync_us * 1e-6);
   }
-  vec_f = LayerVectorSeconds(pm.vector_kernels_, gpu.memory_bw_tbps * 1e12, vec) + rope_s + core_vec_f + moe_f;
+  vec_parts = LayerVectorParts(pm.vector_kernels_, gpu.memory_bw_tbps * 1e12, vec);
+  moe_vec_f = moe_f;
+  vec_f = vec_parts.total() + rope_s + core_vec_f + moe_f;
   if (fw.elementwise == Elementwise::kEager) {
     // Eager PyTorch modules: each composite op's aten kernels stream the
     // tensor again (framework.h EagerTraffic), at the streaming bandwidth.
@@ -410,7 +415,9 @@ inline void PerfModel::StepEval::StageTimes() {
   if (c.recompute == Recompute::kFull) {
     layer_rc = layer_f;
     layer_rc_comm = tp_f_exp + cp_f_exp + ep_f_exp;
-  } else if (c.recompute == Recompute::kSelective || c.recompute == Recompute::kSelectiveLiteral) {
+  } else if (c.recompute == Recompute::kSelective) {
+    ModuleRecompute();
+  } else if (c.recompute == Recompute::kSelectiveLiteral) {
     layer_rc = core_f + core_vec_f;
   } else if (c.recompute == Recompute::kSelectiveOp) {
     OpPolicyRecompute(layer_f);
@@ -469,6 +476,33 @@ inline void PerfModel::StepEval::Fsdp() {
 // core; the saved flash kernel is not. Of the communication, the TP
 // all-gathers (reduce-scatters are saved; all-reduces are not) and the
 // expert all-to-alls.
+// Megatron's selective recompute runs its --recompute-modules' forwards
+// again in the backward (TrainingSetup::recompute_modules): core_attn the
+// attention core; layernorm the MoE layer's pre-MLP norm (one of the
+// layer's two norms); moe_act the experts' activation; mlp a dense MLP's
+// GEMMs and activation; moe the router, dispatch, experts and combine;
+// shared_experts their GEMMs. Per-layer times are averages over dense and
+// MoE layers, as the forward's are.
+inline void PerfModel::StepEval::ModuleRecompute() {
+  const uint32_t modules = pm.setup_.recompute_modules;
+  layer_rc = 0;
+  if ((modules & kRecomputeCoreAttn) != 0)
+    layer_rc += core_f + core_vec_f;
+  if ((modules & kRecomputeLayernorm) != 0)
+    layer_rc += pm.moe_layer_share_ * vec_parts.norms / 2;
+  if ((modules & kRecomputeMlp) != 0)
+    layer_rc += mlp_s + vec_parts.dense_act;
+  if ((modules & kRecomputeMoe) != 0) {
+    layer_rc += expert_s + shared_s + vec_parts.expert_act + moe_vec_f;
+    layer_rc_comm = ep_f_exp;
+  } else {
+    if ((modules & kRecomputeMoeAct) != 0)
+      layer_rc += vec_parts.expert_act;
+    if ((modules & kRecomputeSharedExperts) != 0)
+      layer_rc += shared_s - router_s;
+  }
+}
+
 inline void PerfModel::StepEval::OpPolicyRecompute(double layer_f) {
   const double gemm_rc = pm.op_rc_attn_share_ * attn_proj_s + pm.op_rc_mlp_share_ * (mlp_s + shared_s) + expert_s;
   layer_rc = layer_f - gemm_f + gemm_rc - (fused_attention ? core_f : 0);

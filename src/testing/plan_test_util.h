@@ -111,8 +111,10 @@ inline ModelSpec GenericMoe(int64_t layers, int64_t hidden, int64_t heads, int64
 // A model (held by the caller) on `gpus` GPUs of `cluster` (null: one h100
 // domain) with efficiency `e` and framework profile `fw`.
 inline PerfModel MakeWith(const ModelSpec& model, int64_t seq, int64_t gpus, const char* cluster,
-                          const EfficiencyParams& e, const FrameworkProfile& fw = {}) {
+                          const EfficiencyParams& e, const FrameworkProfile& fw = {},
+                          uint32_t recompute_modules = kDefaultRecomputeModules) {
   TrainingSetup s;
+  s.recompute_modules = recompute_modules;
   s.model = &model;
   s.seq_len = seq;
   s.gpu = cluster != nullptr ? Gpu(FindCluster(cluster)->accelerator.c_str()) : Gpu("h100-sxm5-80gb");
