@@ -22,11 +22,6 @@ namespace {
 
 using namespace plan_test;  // NOLINT: test fixtures
 
-const FrameworkProfile& Framework(const char* name) {
-  static const FrameworkDb* db = *FrameworkDb::Builtin();
-  return **db->Find(name);
-}
-
 // The framework's profile as shipped (with `flag` on) and with `flag` off,
 // on `gpus` GPUs of `cluster` at the test efficiency.
 struct FlagPair {

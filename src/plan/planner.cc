@@ -73,8 +73,10 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
   c.moe_imbalance = options.moe_imbalance;
   c.state = options.state;
   c.flash_attention = s.framework.attention != AttentionKernel::kUnfused;
-  // The framework's recipe default, or asked for; never where it cannot.
-  c.tp_comm_overlap = (options.tp_comm_overlap || s.framework.tp_overlap_default) && s.framework.tp_overlap_supported;
+  // The framework's recipe default, or asked for; never where it cannot,
+  // nor without tensor parallelism (as predict resolves it).
+  const bool tp_overlap =
+      (options.tp_comm_overlap || s.framework.tp_overlap_default) && s.framework.tp_overlap_supported;
   const std::vector<int64_t> experts = m.is_moe() ? Divisors(m.moe.num_experts, s.gpus) : std::vector<int64_t>{1};
   const std::vector<int> no_sharding = {0};  // one data-parallel rank: nothing to shard
   for (int64_t tp : Divisors(s.gpus, tp_limit)) {
@@ -101,6 +103,7 @@ StatusOr<PlanResult> PlanTraining(const PerfModel& model, const PlanOptions& opt
                   if (pp > 1 && !s.framework.Implements(z, pp))
                     continue;  // DeepSpeed's pipeline runs ZeRO 0-1 only (zero_stages_pp)
                   c.tp = tp;
+                  c.tp_comm_overlap = tp > 1 && tp_overlap;
                   c.pp = pp;
                   c.cp = cp;
                   c.ep = ep;

@@ -56,6 +56,26 @@ TEST(Planner, TopConfigurationsAreValidSortedAndReproducible) {
   EXPECT_EQ(none->fitting, plan->fitting);
 }
 
+// A framework whose recipes overlap TP communication (nemo) overlaps it
+// where there is TP: a tp 1 configuration is reported without it, as
+// predict resolves it.
+TEST(Planner, TpOverlapOnlyWithTensorParallelism) {
+  const ModelSpec model = Generic(8, 2048, 16, 8192, 32000, 4);
+  FrameworkProfile fw = Framework("nemo");
+  ASSERT_TRUE(fw.tp_overlap_default);
+  const PerfModel pm = MakeWith(model, 4096, 16, "dgx-h100", TestEfficiency(), fw);
+  PlanOptions o = Search(64, 50);
+  StatusOr<PlanResult> plan = PlanTraining(pm, o);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  bool seen_tp1 = false, seen_tp2 = false;
+  for (const Prediction& p : plan->top) {
+    EXPECT_EQ(p.config.tp_comm_overlap, p.config.tp > 1) << ConfigText(p.config);
+    seen_tp1 |= p.config.tp == 1;
+    seen_tp2 |= p.config.tp > 1;
+  }
+  EXPECT_TRUE(seen_tp1 && seen_tp2);
+}
+
 // The planner's space enumerated independently: tp up to the 8-GPU domain,
 // every pp, cp up to max_cp, vpp powers of two up to max_vpp (1 without
 // pipelining), the micro-batch, recompute and ZeRO options (ZeRO 0 only when

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "mfu/cluster.h"
+#include "mfu/framework.h"
 #include "mfu/hwdb.h"
 #include "mfu/model.h"
 #include "mfu/perf_model.h"
@@ -130,6 +131,12 @@ inline PerfModel MakeWith(const ModelSpec& model, int64_t seq, int64_t gpus, con
 // The same with the test efficiency and the default framework profile.
 inline PerfModel Make(const ModelSpec& model, int64_t seq, int64_t gpus, const char* cluster) {
   return MakeWith(model, seq, gpus, cluster, TestEfficiency());
+}
+
+// A built-in framework profile (data/frameworks/frameworks.csv) by name.
+inline const FrameworkProfile& Framework(const char* name) {
+  static const FrameworkDb* db = *FrameworkDb::Builtin();
+  return **db->Find(name);
 }
 
 // A configuration of the given sizes, everything else the defaults.
