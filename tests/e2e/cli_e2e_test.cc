@@ -649,6 +649,25 @@ TEST(CliFramework, ProfilesOptionsAndValidationNotes) {
   EXPECT_GT(je["prediction"]["step_time_s"].get<double>(), jc["prediction"]["step_time_s"].get<double>());
   ExpectOneLineError(with({"--moe-imbalance", "0.5"}), 2, "--moe-imbalance");
   ExpectOneLineError(with({"--state", "megatorn"}), 2, "--state");
+  ExpectOneLineError(with({"--ep-dispatch", "nvshmem"}), 2, "--ep-dispatch: 'nvshmem' is not alltoall or deepep");
+  ExpectOneLineError(with({"--dropout", "1"}), 2, "--dropout");
+  ExpectOneLineError(with({"--recompute", "selective", "--recompute-modules", "mla_up_proj"}), 2,
+                     "--recompute-modules: recompute module 'mla_up_proj' is not one of");
+  ExpectOneLineError(with({"--recompute-modules", "moe_act"}), 2,
+                     "--recompute-modules applies to --recompute selective, not none");
+  ExpectOneLineError(with({"--framework", "torchtitan", "--recompute", "selective", "--recompute-modules", "mlp"}), 2,
+                     "torchtitan's selective is its op-level policy");
+  ExpectOneLineError(RunMfu({"memory", "--model", "llama-3.1-8b", "--precision", "fp7"}), 2, "--precision");
+  // Megatron's module list: recomputing the MLP costs step time and frees its activations.
+  Result mlp = with({"--recompute", "selective", "--recompute-modules", "core_attn,mlp", "--json"});
+  Result core = with({"--recompute", "selective", "--json"});
+  ASSERT_EQ(mlp.exit_code, 0) << mlp.err;
+  ASSERT_EQ(core.exit_code, 0) << core.err;
+  const nlohmann::json jm = nlohmann::json::parse(mlp.out), jcore = nlohmann::json::parse(core.out);
+  EXPECT_GT(jm["prediction"]["step_time_s"].get<double>(), jcore["prediction"]["step_time_s"].get<double>());
+  EXPECT_LT(jm["prediction"]["memory"]["activations_bytes"].get<double>(),
+            jcore["prediction"]["memory"]["activations_bytes"].get<double>());
+  EXPECT_EQ(jcore["setup"]["framework"]["ep_dispatch"], "alltoall");
   // The framework, its attention kernel and the family's validation are stated.
   Result nemo = with({"--framework", "nemo", "--json"});
   ASSERT_EQ(nemo.exit_code, 0) << nemo.err;
