@@ -175,6 +175,27 @@ TEST(FrameworkSelectiveAc, SelectiveIsTheFrameworksPolicy) {
   EXPECT_NE(bad.message().find("selective_ac"), std::string::npos) << bad.message();
 }
 
+// ep_dispatch and fp8_saved_input_bytes: nemo's MoE recipes run the flex
+// dispatcher (DeepEP/HybridEP), Megatron-Core's flag default and torchtitan
+// all-to-all every routed copy; Transformer Engine keeps FP8 copies of
+// linear inputs (1 byte), torchao the 16-bit input (2).
+TEST(FrameworkMoeDispatchAndFp8Inputs, FromTheTableAndChecked) {
+  EXPECT_EQ((*Db().Find("nemo"))->ep_dispatch, EpDispatch::kDeepEp);
+  EXPECT_EQ((*Db().Find("megatron-core"))->ep_dispatch, EpDispatch::kAllToAll);
+  EXPECT_EQ((*Db().Find("torchtitan"))->ep_dispatch, EpDispatch::kAllToAll);
+  EXPECT_EQ((*Db().Find("megatron-core"))->fp8_saved_input_bytes, 1);
+  EXPECT_EQ((*Db().Find("torchtitan"))->fp8_saved_input_bytes, 2);
+  FrameworkDb db = Db();
+  ASSERT_TRUE(db.AddCsv("name,ep_dispatch,fp8_saved_input_bytes\nmegatron-core,hybridep,2\n", "t.csv").ok());
+  EXPECT_EQ((*db.Find("megatron-core"))->ep_dispatch, EpDispatch::kDeepEp);
+  EXPECT_EQ((*db.Find("megatron-core"))->fp8_saved_input_bytes, 2);
+  Status bad = db.AddCsv("name,ep_dispatch\nmegatron-core,nvshmem\n", "t.csv");
+  EXPECT_EQ(bad.code(), StatusCode::kParse);
+  EXPECT_NE(bad.message().find("'nvshmem' is not alltoall or deepep"), std::string::npos) << bad.message();
+  EXPECT_NE(bad.message().find("ep_dispatch"), std::string::npos) << bad.message();
+  EXPECT_FALSE(db.AddCsv("name,fp8_saved_input_bytes\nmegatron-core,0.5\n", "t.csv").ok());
+}
+
 // zero_stage / zero_stages: the stage each framework's recipes run and the
 // ones it implements, from the cited rows (NeMo's optimizer recipe sets
 // use_distributed_optimizer=True; torchtitan's default
