@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -82,6 +83,23 @@ TEST(ResolveTrainingSetup, ResolvesAndNamesParameters) {
   EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().message(), "parameter 'dropout' must be in [0, 1), got 1");
   bad = Llama8bOn("h20", 16);  // two nodes need a cluster (h20 has no reference cluster)
   EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().code(), StatusCode::kInvalidArgument);
+}
+
+// A MoE model's predictions carry the moe_unvalidated warning (no measured
+// calibration run is MoE); a dense model's do not.
+TEST(ResolveTrainingSetup, MoeModelsSayTheyAreCheckedAtKernelLevelOnly) {
+  auto has_moe_note = [](const ResolvedTraining& s) {
+    return std::any_of(s.notes.begin(), s.notes.end(),
+                       [](const Note& n) { return n.code == "moe_unvalidated" && n.kind == NoteKind::kWarning; });
+  };
+  TrainingRequest moe = Llama8bOn("h100", 8);
+  moe.model = *LoadModel(mfu::RealFileSystem(), "qwen3-30b-a3b");
+  auto m = ResolveTrainingSetup(Builtin(), moe);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(has_moe_note(**m));
+  auto dense = ResolveTrainingSetup(Builtin(), Llama8bOn("h100", 8));
+  ASSERT_TRUE(dense.ok());
+  EXPECT_FALSE(has_moe_note(**dense));
 }
 
 // dp and the global batch are derived: 8 GPUs / tp 2 = 4, 4 x mbs 2 = 8.
