@@ -61,6 +61,9 @@ inline constexpr uint32_t kDefaultRecomputeModules = kRecomputeCoreAttn;
 // listing these), an empty list or an empty item.
 StatusOr<uint32_t> ParseRecomputeModules(std::string_view list);
 std::string RecomputeModulesName(uint32_t modules);  // "core_attn,moe_act"
+// A module list other than the default applies to Recompute::kSelective
+// only: kInvalidArgument naming parameter 'recompute_modules' otherwise.
+Status CheckRecomputeModules(uint32_t modules, Recompute recompute);
 
 struct ConventionInfo {
   Convention convention;

@@ -177,10 +177,7 @@ StatusOr<TrainingConfig> ResolveTrainingConfig(const ResolvedTraining& setup, co
     c.*to = q.*from;
   MFU_ASSIGN_OR_RETURN(Recompute asked, ParseRecompute(q.recompute));
   c.recompute = fw.RecomputeOf(asked);
-  if (setup.perf->setup().recompute_modules != kDefaultRecomputeModules && c.recompute != Recompute::kSelective) {
-    return InvalidArgumentError(Param("recompute_modules") + " applies to " + Param("recompute") + " selective, not " +
-                                RecomputeName(c.recompute));
-  }
+  MFU_RETURN_IF_ERROR(CheckRecomputeModules(setup.perf->setup().recompute_modules, c.recompute));
   c.zero_stage = q.fsdp ? fw.FsdpStage(q.pp) : q.zero.value_or(fw.DefaultZeroStage(q.pp));
   c.fsdp = q.fsdp;
   c.tp_comm_overlap = q.tp_comm_overlap;  // as asked, for Validate: can the framework?

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/param.h"
 #include "base/strings.h"
 #include "flops/conventions.h"
 
@@ -325,6 +326,13 @@ StatusOr<uint32_t> ParseRecomputeModules(std::string_view list) {
     rest.remove_prefix(comma + 1);
   }
   return bits;
+}
+
+Status CheckRecomputeModules(uint32_t modules, Recompute recompute) {
+  if (modules == kDefaultRecomputeModules || recompute == Recompute::kSelective)
+    return Status::Ok();
+  return InvalidArgumentError(base::Param("recompute_modules") + " applies to " + base::Param("recompute") +
+                              " selective, not " + RecomputeName(recompute));
 }
 
 std::string RecomputeModulesName(uint32_t modules) {

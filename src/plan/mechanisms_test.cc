@@ -570,8 +570,8 @@ TEST(Mechanisms, DeepEpSendsOneCopyPerDestinationGpu) {
   c.ep = 8;
   const Prediction pa = a2a.Evaluate(c), pd = deepep.Evaluate(c);
   ASSERT_EQ(pd.issue, ConfigIssue::kOk);
-  // Subtract the latency (the same both ways) through a zero-byte twin: the
-  // bandwidth part scales by the copies.
+  // Less the latency terms (7 ring steps per all-to-all, the same both
+  // ways), the bandwidth part scales by the copies.
   const double latency = 2 * 2 * 2 * 7 * Fabric::kScaleupLatencyS;
   EXPECT_NEAR((pd.breakdown.ep_comm_s - latency) / (pa.breakdown.ep_comm_s - latency), (2 - 8.0 / 120) / 2, 1e-9);
 }
