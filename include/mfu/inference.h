@@ -72,7 +72,17 @@ struct InferenceSetup {
   const Cluster* cluster = nullptr;  // null: the accelerator's own NVLink figure
   int64_t tp = 1;
   int64_t pp = 1;
-  int64_t ep = 1;                     // expert parallel within the tp x pp GPUs (MoE); 1: experts sharded by tp
+  // Experts (MoE) over the tp group as TensorRT-LLM places them
+  // (docs/source/features/parallel-strategy.md): ep GPUs hold whole
+  // experts, each sharded tp/ep ways (moe_tp x moe_ep = tp); 1: every
+  // expert sharded by tp. ep must divide tp.
+  int64_t ep = 1;
+  // Attention data parallelism (MoE): the tp GPUs run attention and the
+  // dense layers on their own requests with replicated weights and their own
+  // KV cache; the MoE layers gather every rank's tokens and reduce-scatter
+  // the results (TensorRT-LLM enable_attention_dp, SGLang
+  // --enable-dp-attention). false: attention tensor parallel over tp.
+  bool attention_dp = false;
   DType weight_dtype = DType::kBf16;  // bf16, fp16, fp8, int8, fp4 (int4 as fp4: 0.5 byte)
   DType kv_dtype = DType::kBf16;
   MlaMode mla = MlaMode::kAbsorbed;  // decode attention over the latent (prefill is always naive)
@@ -98,7 +108,7 @@ struct StepCost {
   double activation_bytes = 0;
   double compute_s = 0;        // GEMMs and attention at the shape's efficiency
   double memory_s = 0;         // the step's traffic at the achievable bandwidth
-  double comm_s = 0;           // tensor-parallel all-reduces (not overlapped), pipeline sends
+  double comm_s = 0;           // tp all-reduces or attention-DP MoE gathers (not overlapped), pipeline sends
   double time_s = 0;           // the roofline per operator, summed, plus communication
   bool compute_bound = false;  // more time in operators limited by compute than by bandwidth
   // time_s split for one GPU (docs/infer.md "Waterfall"): matrix_at_peak
@@ -116,7 +126,10 @@ struct InferenceMemory {
   double kv_bytes_per_token = 0;  // per GPU (all its layers)
   double reserved_bytes = 0;      // context, activations, communication buffers
   double capacity_bytes = 0;      // HBM
-  double kv_capacity_tokens = 0;  // tokens of KV cache that fit beside the weights
+  // Tokens of KV cache the replica holds beside the weights: one GPU's
+  // under tensor parallelism (every GPU holds a slice of every token), the
+  // tp ranks' sum under attention data parallelism.
+  double kv_capacity_tokens = 0;
   bool fits() const { return weights_bytes + reserved_bytes < capacity_bytes; }
 };
 

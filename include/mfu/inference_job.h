@@ -31,6 +31,7 @@ struct InferenceRequest {
   std::string cluster;  // cluster preset for the NVLink figures; "" for the accelerator's own
   int64_t gpus = 0;     // GPUs of one replica; 0: tp x pp (else must equal it)
   int64_t tp = 1, pp = 1, ep = 1;
+  bool attention_dp = false;  // attention data parallel over tp (MoE): InferenceSetup::attention_dp
   // bf16, fp16, fp8, int8, int4/fp4/nvfp4/mxfp4; "" (not given): bf16, stated
   // as the note "default_precision".
   std::string weight_precision;

@@ -88,6 +88,7 @@ StatusOr<InferenceSetup> ResolveSetup(const Catalog& catalog, const InferenceReq
   s.tp = r.tp;
   s.pp = r.pp;
   s.ep = r.ep;
+  s.attention_dp = r.attention_dp;
   MFU_ASSIGN_OR_RETURN(s.weight_dtype, ParsePrecision(r.weight_precision, "weight_precision"));
   MFU_ASSIGN_OR_RETURN(s.kv_dtype, ParsePrecision(r.kv_precision, "kv_precision"));
   if (r.mla != "absorbed" && r.mla != "naive")
@@ -272,6 +273,19 @@ StatusOr<InferenceResult> RunInferenceJob(const Catalog& catalog, const FileSyst
   if (std::optional<Note> n =
           UnvalidatedFamilyNote(catalog.efficiency, out.setup.efficiency, out.setup.gpu->id, /*training=*/false))
     out.notes.push_back(std::move(*n));
+  // The serving validation table is dense (Llama); MoE serving rests on the
+  // kernel figures and on the engines' documented designs.
+  if (r.model.is_moe()) {
+    out.notes.push_back({NoteKind::kWarning, "moe_unvalidated",
+                         r.attention_dp
+                             ? "MoE serving is checked against no measurement; attention data parallelism is modelled "
+                               "from TensorRT-LLM's design (replicated attention weights, each rank's own KV cache, "
+                               "MoE tokens gathered and reduce-scattered, the busiest rank setting the pace) and "
+                               "predicted 1.5x (H200) to 1.9x (B200) TensorRT-LLM's published Qwen3-235B "
+                               "throughput (medians), whose batch settings are not published (docs/infer.md)"
+                             : "MoE serving is checked against no measurement: the inference model's validation table "
+                               "is dense (docs/infer.md)"});
+  }
   out.gpus = m.gpus();
   out.peak_flops = m.peak_flops();
   out.compute_dtype = m.compute_dtype();

@@ -32,8 +32,14 @@ class InferCommand final : public Command {
     app.add_option("--gpus,-n", request_.gpus, "GPUs serving one replica (must equal tp x pp)");
     app.add_option("--tp", request_.tp, "Tensor parallel size")->capture_default_str();
     app.add_option("--pp", request_.pp, "Pipeline parallel size")->capture_default_str();
-    app.add_option("--ep", request_.ep, "Expert parallel size (MoE) [default: experts sharded by tp]")
+    app.add_option("--ep", request_.ep,
+                   "Expert parallel size (MoE), dividing --tp: ep GPUs hold whole experts, each split tp/ep ways "
+                   "[default: every expert split by tp]")
         ->capture_default_str();
+    app.add_flag("--attention-dp", request_.attention_dp,
+                 "Attention data parallel over the --tp GPUs (MoE): each runs attention and the dense layers on its "
+                 "own requests with whole weights and its own KV cache; MoE layers gather the tokens "
+                 "(TensorRT-LLM's enable_attention_dp, SGLang's DP attention)");
     app.add_option("--weight-precision", request_.weight_precision, "bf16, fp16, fp8, int8, int4/fp4")
         ->capture_default_str();
     app.add_option("--kv-precision", request_.kv_precision, "bf16, fp16, fp8")->capture_default_str();

@@ -98,6 +98,7 @@ const std::vector<FlagSpec> kVocabulary = {
     {"data parallel size", "--dp", "", "", "predict", K::kInteger, 1, kMaxGpus},
     {"context parallel size", "--cp", "", "", "memory predict", K::kInteger, 1, kMaxParallel},
     {"expert parallel size", "--ep", "", "", "memory predict infer", K::kInteger, 1, kMaxParallel},
+    {"attention data parallel over tp (MoE serving)", "--attention-dp", "", "", "infer", K::kSwitch},
     {"expert tensor parallel size", "--etp", "", "", "memory predict", K::kInteger, 1, kMaxParallel},
     {"virtual pipeline stages per GPU", "--vpp", "", "", "memory predict", K::kInteger, 1, kMaxParallel},
     {"ZeRO stage", "--zero", "", "", "memory predict", K::kInteger, 0, 3},

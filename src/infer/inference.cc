@@ -27,6 +27,29 @@ double TouchedExperts(double experts, double top_k, double tokens) {
   return experts * (1 - std::pow(1 - top_k / experts, tokens));
 }
 
+// Attention data parallelism: the ranks that run attention on their own
+// requests (tp), else 1.
+double AttentionRanks(const InferenceSetup& s) {
+  return s.attention_dp ? static_cast<double>(s.tp) : 1.0;
+}
+
+// The ways the attention and dense weights (and the embedding and LM head)
+// are split: tp, or 1 when attention is data parallel (replicated).
+double DenseShard(const InferenceSetup& s) {
+  return s.attention_dp ? 1.0 : static_cast<double>(s.tp);
+}
+
+// The ways one token's KV cache is split over a GPU's peers: its heads over
+// tp (a KV head replicated when tp exceeds them; the MLA latent is not
+// split), whole under attention data parallelism.
+double KvSplit(const InferenceSetup& s) {
+  const ModelSpec& m = *s.model;
+  const int64_t kv_heads = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  if (s.attention_dp || m.attention == AttentionKind::kMla)
+    return 1.0;
+  return static_cast<double>(std::min(s.tp, kv_heads));
+}
+
 double SumGemm(const FlopsBreakdown& f) {
   return f[FlopsComponent::kQProj] + f[FlopsComponent::kKProj] + f[FlopsComponent::kVProj] + f[FlopsComponent::kOProj] +
          f[FlopsComponent::kDenseMlp] + f[FlopsComponent::kSharedExperts] + f[FlopsComponent::kRouter];
@@ -47,7 +70,12 @@ StatusOr<InferenceModel> InferenceModel::Create(const InferenceSetup& s) {
   if (s.tp < 1 || s.pp < 1 || s.ep < 1 || s.tp > 1024 || s.pp > 1024 || s.ep > 1024)
     return InvalidArgumentError("inference: parameter 'tp', parameter 'pp' and parameter 'ep' must be in [1, 1024]");
   const int64_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
-  if (m.heads % s.tp != 0 || (kv % s.tp != 0 && s.tp % kv != 0)) {
+  if (s.attention_dp && (!m.is_moe() || s.tp < 2)) {
+    return InvalidArgumentError(
+        "inference: parameter 'attention_dp' needs a mixture-of-experts model and tp >= 2 (the attention ranks); "
+        "serve a dense model as tp 1 replicas");
+  }
+  if (!s.attention_dp && (m.heads % s.tp != 0 || (kv % s.tp != 0 && s.tp % kv != 0))) {
     return InvalidArgumentError("inference: parameter 'tp' " + std::to_string(s.tp) + " must divide the " +
                                 std::to_string(m.heads) + " heads and divide or be a multiple of the " +
                                 std::to_string(kv) + " KV heads");
@@ -55,10 +83,10 @@ StatusOr<InferenceModel> InferenceModel::Create(const InferenceSetup& s) {
   if (s.pp > m.num_layers)
     return InvalidArgumentError("inference: parameter 'pp' " + std::to_string(s.pp) + " exceeds the " +
                                 std::to_string(m.num_layers) + " layers");
-  if (s.ep > 1 && (!m.is_moe() || m.moe.num_experts % s.ep != 0 || s.ep > s.tp * s.pp)) {
+  if (s.ep > 1 && (!m.is_moe() || m.moe.num_experts % s.ep != 0 || s.tp % s.ep != 0)) {
     return InvalidArgumentError(
-        "inference: parameter 'ep' needs a mixture-of-experts model whose experts it divides, and at "
-        "most tp x pp GPUs");
+        "inference: parameter 'ep' needs a mixture-of-experts model whose experts it divides, and must divide tp "
+        "(experts spread over the tensor-parallel group: moe_tp x ep = tp)");
   }
   for (DType d : {s.weight_dtype, s.kv_dtype}) {
     if (d != DType::kBf16 && d != DType::kFp16 && d != DType::kFp8 && d != DType::kInt8 && d != DType::kFp4)
@@ -112,25 +140,28 @@ Status InferenceModel::CheckContext(double tokens) const {
 InferenceMemory InferenceModel::Memory() const {
   const ModelSpec& m = *setup_.model;
   const double tp = static_cast<double>(setup_.tp), pp = static_cast<double>(setup_.pp);
-  const double expert_shard = static_cast<double>(setup_.ep > 1 ? setup_.ep : setup_.tp);
+  const double dense_shard = DenseShard(setup_);
   const double layers_per_stage = std::ceil(static_cast<double>(m.num_layers) / pp);
   const double wbytes = DTypeBytes(setup_.weight_dtype);
   const double experts = static_cast<double>(m.moe.num_experts) * moe_layer_share_;
-  const double first = embedding_params_ / tp + (setup_.pp == 1 && !m.tied_embeddings ? lm_head_params_ / tp : 0);
-  const double last = setup_.pp == 1 ? first : lm_head_params_ / tp;
+  const double first =
+      embedding_params_ / dense_shard + (setup_.pp == 1 && !m.tied_embeddings ? lm_head_params_ / dense_shard : 0);
+  const double last = setup_.pp == 1 ? first : lm_head_params_ / dense_shard;
   InferenceMemory mem;
   // Norms and the embedding stay 16-bit in quantized checkpoints; the
-  // difference is small and ignored.
+  // difference is small and ignored. Every GPU of the tp group holds 1/tp of
+  // the experts' weights (moe_tp x ep = tp).
   mem.weights_bytes =
-      (layers_per_stage * (dense_params_ / tp + experts * expert_params_each_ / expert_shard) + std::max(first, last)) *
+      (layers_per_stage * (dense_params_ / dense_shard + experts * expert_params_each_ / tp) + std::max(first, last)) *
       wbytes;
-  const int64_t kv_heads = m.kv_heads > 0 ? m.kv_heads : m.heads;
-  const double kv_split = m.attention == AttentionKind::kMla ? 1.0 : static_cast<double>(std::min(setup_.tp, kv_heads));
-  mem.kv_bytes_per_token = layers_per_stage * kv_elements_per_token_layer_ * DTypeBytes(setup_.kv_dtype) / kv_split;
+  mem.kv_bytes_per_token =
+      layers_per_stage * kv_elements_per_token_layer_ * DTypeBytes(setup_.kv_dtype) / KvSplit(setup_);
   mem.reserved_bytes = setup_.efficiency.memory_reserved_gib * kGiB;
   mem.capacity_bytes = setup_.gpu->memory_gb * kGiB;
   const double free = mem.capacity_bytes - mem.weights_bytes - mem.reserved_bytes;
-  mem.kv_capacity_tokens = free > 0 && mem.kv_bytes_per_token > 0 ? kKvFraction * free / mem.kv_bytes_per_token : 0;
+  const double per_gpu = free > 0 && mem.kv_bytes_per_token > 0 ? kKvFraction * free / mem.kv_bytes_per_token : 0;
+  // Under attention data parallelism each rank caches its own requests.
+  mem.kv_capacity_tokens = per_gpu * AttentionRanks(setup_);
   return mem;
 }
 
@@ -179,22 +210,24 @@ double WindowedKeys(const ModelSpec& m, double cached) {
 // Norms, residual adds, the MLP activation of `rows` tokens in one layer:
 // the vector kernels shared with the training model (vector_kernels.h),
 // each with its floor and bandwidth.
-LayerVectorWork VectorWork(const InferenceSetup& s, double rows, double moe_share) {
+// `rank_rows`: the tokens this GPU's norms, adds and dense MLP see (all of
+// the pass's under tensor parallelism, which repeats them on every GPU; the
+// busiest rank's under attention data parallelism); `rows`: the pass's.
+LayerVectorWork VectorWork(const InferenceSetup& s, double rank_rows, double rows, double moe_share) {
   const ModelSpec& m = *s.model;
-  const double tp = static_cast<double>(s.tp);
   LayerVectorWork vec;
-  vec.hidden_rows = rows;
+  vec.hidden_rows = rank_rows;
   vec.hidden = static_cast<double>(m.hidden);
-  vec.dense_act_rows = rows;
-  vec.dense_act_width = static_cast<double>(m.ffn) / tp;
+  vec.dense_act_rows = rank_rows;
+  vec.dense_act_width = static_cast<double>(m.ffn) / DenseShard(s);
   if (m.is_moe()) {
-    // Expert parallelism spreads the dispatched rows over the ep GPUs;
-    // otherwise every GPU holds a tp slice of each expert.
+    // Every GPU sees all the (gathered) tokens; expert parallelism spreads
+    // the dispatched rows over the ep GPUs, each of whose experts is a
+    // tp/ep slice.
     const double dispatched = rows * static_cast<double>(m.moe.top_k);
-    const bool ep = s.ep > 1;
-    const double expert_shard = static_cast<double>(ep ? s.ep : s.tp);
-    vec.expert_act_rows = ep ? dispatched / expert_shard : dispatched;
-    vec.expert_act_width = static_cast<double>(m.moe.expert_ffn) / (ep ? 1.0 : expert_shard);
+    const double ep = static_cast<double>(s.ep);
+    vec.expert_act_rows = dispatched / ep;
+    vec.expert_act_width = static_cast<double>(m.moe.expert_ffn) / (static_cast<double>(s.tp) / ep);
     vec.moe_share = moe_share;
   }
   vec.gated = m.gated_mlp;
@@ -213,26 +246,39 @@ LinkSpec ScaleUpLink(const InferenceSetup& s) {
   return Fabric::Of(*s.gpu, s.cluster, s.efficiency).scale_up();
 }
 
-// The expert-parallel group's all-to-all: the ep GPUs of one replica,
-// adjacent (Fabric::AllToAllLink, the rule training and the kernel figures
-// use; the scale-up link while ep fits one domain).
-LinkSpec ExpertLink(const InferenceSetup& s) {
-  return Fabric::Of(*s.gpu, s.cluster, s.efficiency).AllToAllLink(static_cast<double>(s.ep), 1);
+// Bytes per hidden element of a MoE layer's gathered input: TensorRT-LLM
+// quantizes the tokens before it gathers them (fused_moe_cutlass.py:
+// NVFP4 values with an FP8 scale per 16, e4m3 for FP8 checkpoints).
+double GatheredInputBytes(DType weights) {
+  switch (weights) {
+    case DType::kFp4:
+      return 0.5 + 1.0 / 16;
+    case DType::kFp8:
+      return 1;
+    default:
+      return kActivationBytes;
+  }
 }
 
-// Communication of one layer for `rows` tokens, not overlapped: two
-// tensor-parallel all-reduces of the hidden state; with expert parallelism
-// the dispatch and combine of each token's hidden state to its top-k.
+// Communication of one layer for `rows` tokens of the replica, not
+// overlapped. Tensor parallel attention: two all-reduces of the hidden
+// state, after attention and after the MLP or MoE layer (whose experts,
+// split or spread over the tp group, each see every token: no dispatch).
+// Attention data parallel: nothing for attention and dense layers
+// (replicated); a MoE layer all-gathers every rank's tokens with their
+// routing (top-k expert ids and fp32 weights) and reduce-scatters its 16-bit
+// output.
 double LayerCommSeconds(const InferenceSetup& s, const LinkSpec& link, double rows, double moe_share) {
   const ModelSpec& m = *s.model;
-  const double h = static_cast<double>(m.hidden);
-  double comm =
-      s.tp > 1 ? 2 * CollectiveSeconds(CollectiveKind::kAllReduce, static_cast<double>(s.tp), rows * h * 2, link) : 0;
-  if (m.is_moe() && s.ep > 1) {
-    const double a2a = rows * static_cast<double>(m.moe.top_k) * h * kActivationBytes;
-    comm += 2 * moe_share * CollectiveSeconds(CollectiveKind::kAllToAll, static_cast<double>(s.ep), a2a, ExpertLink(s));
-  }
-  return comm;
+  const double h = static_cast<double>(m.hidden), tp = static_cast<double>(s.tp);
+  if (s.tp < 2)
+    return 0;
+  if (!s.attention_dp)
+    return 2 * CollectiveSeconds(CollectiveKind::kAllReduce, tp, rows * h * kActivationBytes, link);
+  const double routing = static_cast<double>(m.moe.top_k) * (4 + 4);
+  const double gather = rows * (h * GatheredInputBytes(s.weight_dtype) + routing);
+  return moe_share * (CollectiveSeconds(CollectiveKind::kAllGather, tp, gather, link) +
+                      CollectiveSeconds(CollectiveKind::kReduceScatter, tp, rows * h * kActivationBytes, link));
 }
 
 // The model's figures InferenceModel::Step reads (its private members).
@@ -256,16 +302,16 @@ struct StepContext {
         gpus(tp * pp),
         layers(static_cast<double>(m.num_layers)),
         layers_per_stage(std::ceil(layers / pp)),
-        expert_shard(static_cast<double>(setup.ep > 1 ? setup.ep : setup.tp)),
+        dense_shard(DenseShard(setup)),
         wbytes(DTypeBytes(setup.weight_dtype)),
         kvbytes(DTypeBytes(setup.kv_dtype)),
         h(static_cast<double>(m.hidden)),
         kv_heads(m.kv_heads > 0 ? m.kv_heads : m.heads),
-        kv_split(m.attention == AttentionKind::kMla ? 1.0 : static_cast<double>(std::min(setup.tp, kv_heads))),
+        kv_split(KvSplit(setup)),
         ideal(rates.compute_peak * MatmulPeakFraction(e, rates.compute_dtype)),
         head_dim(static_cast<double>(m.qk_head_dim())) {
     const bool latent = m.attention == AttentionKind::kMla && s.mla == MlaMode::kAbsorbed;
-    const double heads_per_gpu = static_cast<double>(m.heads) / tp;
+    const double heads_per_gpu = static_cast<double>(m.heads) / dense_shard;
     group =
         latent ? heads_per_gpu : std::min(static_cast<double>(m.heads) / static_cast<double>(kv_heads), heads_per_gpu);
   }
@@ -281,7 +327,9 @@ struct StepContext {
   const ModelSpec& m;
   const EfficiencyParams& e;
   const StepRates r;
-  const double tp, pp, gpus, layers, layers_per_stage, expert_shard, wbytes, kvbytes, h;
+  const double tp, pp, gpus, layers, layers_per_stage;
+  const double dense_shard;  // ways the attention and dense weights are split (1 under attention DP, else tp)
+  const double wbytes, kvbytes, h;
   const int64_t kv_heads;
   const double kv_split;
   const double ideal;     // FLOP/s of a large GEMM (no shape penalty)
@@ -306,21 +354,30 @@ struct PassTotals {
 // One layer's dense GEMMs and, for MoE, the routed experts' grouped GEMM,
 // on one GPU of a stage, added to `parts`. Returns the expert weight bytes
 // one GPU reads per layer (0 for a dense model).
-double AddGemmParts(const StepContext& x, const PassTotals& t, Parts& parts) {
-  const double dense_flops = t.gemm_flops / x.layers / x.tp;
-  const double dense_bytes = x.r.dense_params / x.tp * x.wbytes + 2 * t.rows * x.h * kActivationBytes;
-  parts.Add(x.GemmSeconds(dense_flops, t.rows, x.h / x.tp, x.h), dense_bytes / x.r.hbm, dense_flops / x.ideal);
+double AddGemmParts(const StepContext& x, const PassTotals& t, const PassTotals& rank, Parts& parts) {
+  // Tensor parallel: all rows against a 1/tp slice of the weights;
+  // attention data parallel: the busiest rank's rows against the whole
+  // weights.
+  const double dense_flops = rank.gemm_flops / x.layers / x.dense_shard;
+  const double dense_bytes = x.r.dense_params / x.dense_shard * x.wbytes + 2 * rank.rows * x.h * kActivationBytes;
+  parts.Add(x.GemmSeconds(dense_flops, rank.rows, x.h / x.dense_shard, x.h), dense_bytes / x.r.hbm,
+            dense_flops / x.ideal);
   if (!x.m.is_moe())
     return 0;
   const ModelSpec& m = x.m;
-  const double expert_flops = t.expert_flops / x.layers / x.expert_shard;
+  // Every GPU runs all the (gathered) tokens' rows for its experts: 1/tp of
+  // the expert work and weights.
+  const double expert_flops = t.expert_flops / x.layers / x.tp;
   const double touched =
       TouchedExperts(static_cast<double>(m.moe.num_experts), static_cast<double>(m.moe.top_k), t.rows) * x.r.moe_share;
-  const double expert_bytes = touched * x.r.expert_params_each / x.expert_shard * x.wbytes;
+  const double expert_bytes = touched * x.r.expert_params_each / x.tp * x.wbytes;
   const double rows_per_expert =
       std::max(1.0, t.rows * static_cast<double>(m.moe.top_k) / static_cast<double>(m.moe.num_experts));
   // A grouped GEMM: grouped_gemm_fraction of the dense rate at the
-  // per-expert shape.
+  // per-expert shape. Its width is the whole expert's, also when tp/ep > 1
+  // splits it: the GEMM curve has no figure below N = 2048 for grouped
+  // kernels, and its g(N) at a 192-wide FP4 slice (0.19) is an
+  // extrapolation (docs/infer.md).
   parts.Add(x.GemmSeconds(expert_flops, rows_per_expert, static_cast<double>(m.moe.expert_ffn), x.h) /
                 x.e.grouped_gemm_fraction,
             expert_bytes / x.r.hbm, expert_flops / x.ideal);
@@ -345,7 +402,7 @@ void AddAttentionPart(const StepContext& x, double sequences, double new_tokens,
   const double r = sequences * new_tokens;
   if (r <= 0)
     return;
-  const double attn_flops = r * SumAttention(executed) / x.layers / x.tp;
+  const double attn_flops = r * SumAttention(executed) / x.layers / x.dense_shard;
   const double keys = WindowedKeys(x.m, cached);
   const double read = sequences * keys * x.r.kv_elements * x.kvbytes / x.kv_split;
   const double write = r * x.r.kv_elements * x.kvbytes / x.kv_split;
@@ -372,9 +429,9 @@ struct HeadCost {
 
 HeadCost LmHead(const StepContext& x, double logit_rows) {
   const double vocab = static_cast<double>(x.m.vocab);
-  const double head_flops = logit_rows * 2 * x.r.lm_head_params / x.tp;
-  const double head_bytes = x.r.lm_head_params / x.tp * x.wbytes + logit_rows * vocab / x.tp * 4;
-  return {head_flops, x.GemmSeconds(head_flops, logit_rows, vocab / x.tp, x.h), head_bytes / x.r.hbm};
+  const double head_flops = logit_rows * 2 * x.r.lm_head_params / x.dense_shard;
+  const double head_bytes = x.r.lm_head_params / x.dense_shard * x.wbytes + logit_rows * vocab / x.dense_shard * 4;
+  return {head_flops, x.GemmSeconds(head_flops, logit_rows, vocab / x.dense_shard, x.h), head_bytes / x.r.hbm};
 }
 
 // The step's times: a stage's layers, then the LM head on the last stage;
@@ -396,16 +453,18 @@ void SetStepTimes(const StepContext& x, const Parts& parts, const HeadCost& head
 }
 
 // Per GPU totals (each GPU holds 1/gpus of the work and bytes).
-void SetPerGpuTotals(const StepContext& x, const PassTotals& t, double expert_bytes, const KvTraffic& kv,
-                     double vector_bytes, StepCost& c) {
+void SetPerGpuTotals(const StepContext& x, const PassTotals& t, double rank_rows, double expert_bytes,
+                     const KvTraffic& kv, double vector_bytes, StepCost& c) {
   const double wbytes = x.wbytes, gpus = x.gpus, layers = x.layers, pp = x.pp;
   c.flops = (t.executed_flops + t.logit_rows * 2 * x.r.lm_head_params) / gpus;
   c.model_flops = t.model_flops / gpus;
-  c.weight_bytes = layers * (x.r.dense_params * wbytes + (x.m.is_moe() ? expert_bytes * x.expert_shard : 0)) / gpus +
-                   x.r.lm_head_params * wbytes / gpus;
+  // A stage's layers on one of its GPUs (the LM head averaged over the
+  // stages); expert_bytes is already one GPU's.
+  c.weight_bytes = layers / pp * (x.r.dense_params * wbytes / x.dense_shard + expert_bytes) +
+                   x.r.lm_head_params * wbytes / x.dense_shard / pp;
   c.kv_read_bytes = layers / pp * kv.read;
   c.kv_write_bytes = layers / pp * kv.write;
-  c.activation_bytes = layers / pp * (vector_bytes + 2 * t.rows * x.h * kActivationBytes);
+  c.activation_bytes = layers / pp * (vector_bytes + 2 * rank_rows * x.h * kActivationBytes);
 }
 
 }  // namespace
@@ -429,29 +488,44 @@ StepCost InferenceModel::Step(const std::vector<Segment>& segments) const {
   const InferenceSetup& s = setup_;
   const StepContext x(s, {compute_peak_, compute_dtype_, hbm_, dense_params_, expert_params_each_, moe_layer_share_,
                           kv_elements_per_token_layer_, lm_head_params_});
-  PassTotals t;
-  for (const Segment& g : segments)
+  // `t`: the pass; `rank`: what one GPU's attention and dense layers see,
+  // all of it under tensor parallelism; under attention data parallelism
+  // the busiest rank's share, the pass waiting for it (the iteration is as
+  // long as its slowest rank: TensorRT-LLM blog 10, "ADP Balance Strategy").
+  // Decode requests spread evenly over the ranks; whole prompts go one to a
+  // rank, so a round's prompts land ceil(P / tp) on the busiest.
+  PassTotals t, rank;
+  std::vector<double> rank_sequences;
+  for (const Segment& g : segments) {
     t.Add(g.sequences * g.new_tokens, g.logit_rows, g.executed, g.counted);
+    double on_rank = g.sequences;
+    if (s.attention_dp)
+      on_rank = g.prefill ? std::ceil(std::max(1.0, g.sequences) / x.tp - 1e-9) : g.sequences / x.tp;
+    rank_sequences.push_back(on_rank);
+    rank.Add(on_rank * g.new_tokens, g.sequences > 0 ? g.logit_rows / g.sequences * on_rank : 0, g.executed, g.counted);
+  }
   StepCost c;
   c.tokens = t.rows;
   // Per layer on one GPU of a stage: GEMMs, one attention kernel per
   // segment, the vector kernels, the collectives.
   Parts parts;
-  const double expert_bytes = AddGemmParts(x, t, parts);
+  const double expert_bytes = AddGemmParts(x, t, rank, parts);
   KvTraffic kv;
-  for (const Segment& g : segments)
-    AddAttentionPart(x, g.sequences, g.new_tokens, g.cached, g.prefill, g.executed, parts, kv);
-  const LayerVectorWork vec = VectorWork(s, t.rows, moe_layer_share_);
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const Segment& g = segments[i];
+    AddAttentionPart(x, rank_sequences[i], g.new_tokens, g.cached, g.prefill, g.executed, parts, kv);
+  }
+  const LayerVectorWork vec = VectorWork(s, rank.rows, t.rows, moe_layer_share_);
   const double vector_bytes = LayerVectorBytes(vec);
   parts.AddVector(LayerVectorSeconds(x.e.vector_kernels, s.gpu->memory_bw_tbps * 1e12, vec));
   const LinkSpec link = ScaleUpLink(s);
   const double comm_layer = LayerCommSeconds(s, link, t.rows, moe_layer_share_);
 
-  const HeadCost head = LmHead(x, t.logit_rows);
+  const HeadCost head = LmHead(x, rank.logit_rows);
   const double p2p =
-      s.pp > 1 ? (x.pp - 1) * CollectiveSeconds(CollectiveKind::kSendRecv, 2, t.rows * x.h * 2, link) : 0;
+      s.pp > 1 ? (x.pp - 1) * CollectiveSeconds(CollectiveKind::kSendRecv, 2, rank.rows * x.h * 2, link) : 0;
   SetStepTimes(x, parts, head, comm_layer, p2p, c);
-  SetPerGpuTotals(x, t, expert_bytes, kv, vector_bytes, c);
+  SetPerGpuTotals(x, t, rank.rows, expert_bytes, kv, vector_bytes, c);
   // One GPU runs one stage's pass of the step's time, the rest is idle.
   const StageTimes stage{x.layers_per_stage * parts.matrix + std::max(head.compute_s, head.memory_s),
                          x.layers_per_stage * (parts.time - parts.matrix), x.layers_per_stage * comm_layer + p2p};

@@ -135,14 +135,21 @@ StatusOr<WorkloadResult> InferenceModel::Workload(double input_len, double outpu
       return NotFoundError("inference: " + setup_.model->name + " leaves no room for one request's KV cache on " +
                            std::to_string(gpus()) + " x " + setup_.gpu->id);
     }
-    r.batch = std::min(fits, setup_.max_batch);
-    r.batch_reason = fits < setup_.max_batch ? "KV capacity" : "engine cap";
+    // Under attention data parallelism each rank schedules its own
+    // requests up to the cap (TensorRT-LLM and vLLM run a scheduler per rank).
+    const double cap = setup_.max_batch * (setup_.attention_dp ? static_cast<double>(setup_.tp) : 1.0);
+    r.batch = std::min(fits, cap);
+    r.batch_reason = fits < cap ? "KV capacity" : "engine cap";
   }
   // With pipeline parallelism the requests form pp micro-batches in flight,
   // each crossing every stage in turn.
   const double pp = static_cast<double>(setup_.pp);
   const double micro = std::max(1.0, r.batch / pp);
-  const Steady st = SteadyState(*this, setup_.schedule, micro, input_len, output_len);
+  // Each attention-DP rank fills its own token budget.
+  ServingSchedule schedule = setup_.schedule;
+  if (setup_.attention_dp)
+    schedule.token_budget *= static_cast<double>(setup_.tp);
+  const Steady st = SteadyState(*this, schedule, micro, input_len, output_len);
   r.output_tokens_per_s = pp * st.output_per_round / st.round_s;
   r.ttft_s = st.ttft_s;
   r.tpot_s = output_len > 1 ? st.round_s : 0;

@@ -261,6 +261,99 @@ TEST(InferenceWaterfall, PipelineIdleAndTensorParallelCommunication) {
   }
 }
 
+// Mixtral-8x7B (32 layers, hidden 4096, 32 heads, 8 KV heads of 128, 8
+// experts of ffn 14336, vocab 32000, untied) on 4 H100s at FP8 weights,
+// counted by hand: per layer attention 2 x 4096^2 + 2 x 4096 x 1024, router
+// 4096 x 8, two norms; an expert 3 x 4096 x 14336; the embedding and the LM
+// head 32000 x 4096 each (the final norm, 4096, is below the tolerance).
+TEST(InferenceParallel, AttentionDataParallelReplicatesAttentionAndPartitionsTheCache) {
+  const ModelSpec m = Load("mixtral-8x7b");
+  const double attention = 2 * 4096.0 * 4096 + 2 * 4096.0 * 1024 + 4096.0 * 8 + 2 * 4096.0;
+  const double experts = 8 * 3 * 4096.0 * 14336;
+  const double embed_head = 2 * 32000.0 * 4096;
+  InferenceSetup tp = OnH100(m, 4, DType::kFp8, DType::kFp8);
+  InferenceSetup dp = tp;
+  dp.attention_dp = true;
+  const InferenceMemory a = Make(tp).Memory(), b = Make(dp).Memory();
+  EXPECT_NEAR(a.weights_bytes, 32 * (attention / 4 + experts / 4) + embed_head / 4, 1e-4 * a.weights_bytes);
+  EXPECT_NEAR(b.weights_bytes, 32 * (attention + experts / 4) + embed_head, 1e-4 * b.weights_bytes);
+  // K+V of 8 heads of 128 in 32 layers, one byte: split over the 4 GPUs
+  // under tensor parallelism, whole on the rank that serves the request
+  // under attention data parallelism, whose 4 ranks each hold their own.
+  const double kv = 32 * 2 * 8 * 128.0;
+  EXPECT_DOUBLE_EQ(a.kv_bytes_per_token, kv / 4);
+  EXPECT_DOUBLE_EQ(b.kv_bytes_per_token, kv);
+  EXPECT_NEAR(a.kv_capacity_tokens, 0.9 * (a.capacity_bytes - a.weights_bytes - a.reserved_bytes) / (kv / 4),
+              1e-6 * a.kv_capacity_tokens);
+  EXPECT_NEAR(b.kv_capacity_tokens, 4 * 0.9 * (b.capacity_bytes - b.weights_bytes - b.reserved_bytes) / kv,
+              1e-6 * b.kv_capacity_tokens);
+}
+
+// Experts spread over the tp group (TensorRT-LLM: moe_tp x moe_ep = tp) see
+// every token already: no dispatch, the same two all-reduces per layer and
+// the same 1/tp of the expert weights as experts split by tp.
+TEST(InferenceParallel, ExpertParallelInsideTheTensorParallelGroupNeedsNoDispatch) {
+  const ModelSpec m = Load("mixtral-8x7b");
+  InferenceSetup split = OnH100(m, 4, DType::kFp8, DType::kFp8);
+  InferenceSetup spread = split;
+  spread.ep = 4;
+  const InferenceModel a = Make(split), b = Make(spread);
+  EXPECT_DOUBLE_EQ(a.Memory().weights_bytes, b.Memory().weights_bytes);
+  for (double batch : {1.0, 64.0, 1024.0}) {
+    EXPECT_DOUBLE_EQ(a.Decode(batch, 2000).comm_s, b.Decode(batch, 2000).comm_s) << batch;
+    EXPECT_GT(b.Decode(batch, 2000).comm_s, 0);
+  }
+}
+
+// Under attention data parallelism a MoE layer gathers its tokens (FP8
+// checkpoints: one byte per element, plus top-k int32 ids and fp32 weights)
+// and reduce-scatters a 16-bit output, (n-1)/n of each over the link; tensor
+// parallelism all-reduces twice, 2(n-1)/n of 16-bit each. At a batch large
+// enough for the link latency (6 steps against 12) to fade, the ratio is
+// (h + 16 + 2h) / (4 x 2h).
+TEST(InferenceParallel, AttentionDataParallelGathersInsteadOfAllReducing) {
+  const ModelSpec m = Load("mixtral-8x7b");
+  InferenceSetup tp = OnH100(m, 4, DType::kFp8, DType::kFp8);
+  InferenceSetup dp = tp;
+  dp.attention_dp = true;
+  const double h = 4096;
+  const double ratio = Make(dp).Decode(16384, 1000).comm_s / Make(tp).Decode(16384, 1000).comm_s;
+  EXPECT_NEAR(ratio, (3 * h + 2 * 8) / (8 * h), 0.01);
+}
+
+// Qwen3-30B-A3B has 4 KV heads: on tp 8 each is cached on two GPUs (every
+// GPU reads a quarter of every request's cache); attention data
+// parallelism reads each request's cache once, on its rank.
+TEST(InferenceParallel, AttentionDataParallelReadsEachCacheOnce) {
+  const ModelSpec m = Load("qwen3-30b-a3b");
+  InferenceSetup tp = OnH100(m, 8, DType::kFp8, DType::kFp8);
+  InferenceSetup dp = tp;
+  dp.attention_dp = true;
+  const double per_token = 48 * 2 * 4 * 128.0;  // 48 layers, K+V of 4 heads of 128, one byte
+  const StepCost a = Make(tp).Decode(256, 3000), b = Make(dp).Decode(256, 3000);
+  EXPECT_NEAR(a.kv_read_bytes, 256 * 3000 * per_token / 4, 1e-9 * a.kv_read_bytes);
+  EXPECT_NEAR(b.kv_read_bytes, 256.0 / 8 * 3000 * per_token, 1e-9 * b.kv_read_bytes);
+}
+
+// One prompt lands on one attention rank, which runs the whole attention and
+// dense weights on it while the others wait: a lone prompt's pass is slower
+// than tensor parallelism's, which splits it over the group; eight prompts
+// (one per rank) take one prompt's attention time per rank.
+TEST(InferenceParallel, AttentionDataParallelWaitsForTheBusiestRank) {
+  const ModelSpec m = Load("qwen3-30b-a3b");
+  InferenceSetup tp = OnH100(m, 8, DType::kFp8, DType::kFp8);
+  InferenceSetup dp = tp;
+  dp.attention_dp = true;
+  const InferenceModel a = Make(tp), b = Make(dp);
+  EXPECT_GT(b.Prefill(1, 8192).time_s, a.Prefill(1, 8192).time_s);
+  EXPECT_LT(b.Prefill(8, 8192).time_s, 8 * b.Prefill(1, 8192).time_s);
+  // Each rank schedules up to the engine's cap: 8 ranks of 16.
+  dp.max_batch = 16;
+  auto w = Make(dp).Workload(128, 128);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_DOUBLE_EQ(w->batch, 8 * 16);
+}
+
 TEST(InferenceErrors, BadLayoutsContextsAndFit) {
   const ModelSpec m = Load("llama-3.1-8b");
   InferenceSetup s = OnH100(m, 3);
@@ -271,6 +364,16 @@ TEST(InferenceErrors, BadLayoutsContextsAndFit) {
   s = OnH100(m, 1);
   s.pp = 64;
   EXPECT_EQ(InferenceModel::Create(s).status().code(), StatusCode::kInvalidArgument);  // > 32 layers
+  s = OnH100(m, 2);
+  s.attention_dp = true;
+  EXPECT_EQ(InferenceModel::Create(s).status().code(), StatusCode::kInvalidArgument);  // dense
+  const ModelSpec moe = Load("mixtral-8x7b");
+  s = OnH100(moe, 1);
+  s.attention_dp = true;
+  EXPECT_EQ(InferenceModel::Create(s).status().code(), StatusCode::kInvalidArgument);  // one rank
+  s = OnH100(moe, 2);
+  s.ep = 4;
+  EXPECT_EQ(InferenceModel::Create(s).status().code(), StatusCode::kInvalidArgument);  // ep does not divide tp
   const InferenceModel model = Make(OnH100(m, 1));
   // Llama-3.1 allows 131,072 positions.
   EXPECT_EQ(model.Workload(130000, 2000).status().code(), StatusCode::kOutOfRange);

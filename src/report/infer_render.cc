@@ -101,11 +101,12 @@ void PrintHeader(std::ostream& o, const InferenceResult& r, int width) {
       fmt::format("{} ({} layers{})", spec.name, spec.num_layers,
                   spec.is_moe() ? fmt::format(", {} experts top-{}", spec.moe.num_experts, spec.moe.top_k) : ""),
       width);
-  o << LabelLine(
-      "hardware",
-      fmt::format("{} x {} (tp {} pp {}{}), weights {}, KV cache {}", r.gpus, s.gpu->id, s.tp, s.pp,
-                  s.ep > 1 ? fmt::format(" ep {}", s.ep) : "", DTypeName(s.weight_dtype), DTypeName(s.kv_dtype)),
-      width);
+  o << LabelLine("hardware",
+                 fmt::format("{} x {} (tp {} pp {}{}), weights {}, KV cache {}", r.gpus, s.gpu->id, s.tp, s.pp,
+                             fmt::format("{}{}", s.ep > 1 ? fmt::format(" ep {}", s.ep) : "",
+                                         s.attention_dp ? ", attention DP" : ""),
+                             DTypeName(s.weight_dtype), DTypeName(s.kv_dtype)),
+                 width);
   PrintFramework(o, r, width);
   o << LabelLine("workload",
                  fmt::format("input {} + output {} tokens per request; FLOPs convention {}", r.input_len, r.output_len,
@@ -117,11 +118,14 @@ void PrintHeader(std::ostream& o, const InferenceResult& r, int width) {
 
 void PrintMemory(std::ostream& o, const InferenceResult& r, int width) {
   const InferenceMemory& mem = r.memory;
+  const InferenceSetup& s = r.setup;
   report::Table mt({"memory per GPU", "value"});
   mt.AddRow({"weights", report::Bytes(mem.weights_bytes)});
   mt.AddRow({"reserved (context, activations, buffers)", report::Bytes(mem.reserved_bytes)});
   mt.AddRow({"KV cache per token", report::Bytes(mem.kv_bytes_per_token)});
-  mt.AddRow({"KV capacity (90% of the rest)", base::FormatThousands(mem.kv_capacity_tokens) + " tokens"});
+  mt.AddRow({s.attention_dp ? fmt::format("KV capacity (90% of the rest, {} ranks)", s.tp)
+                            : std::string("KV capacity (90% of the rest)"),
+             base::FormatThousands(mem.kv_capacity_tokens) + " tokens"});
   const auto tokens = static_cast<double>(r.input_len + r.output_len);
   mt.AddRow({"concurrent requests that fit", base::FormatThousands(std::floor(mem.kv_capacity_tokens / tokens))});
   mt.Print(o, width);
@@ -196,7 +200,7 @@ json HeaderJson(const InferenceResult& r) {
   j["model"] = report::ModelJson(*r.model);
   j["gpu"] = report::GpuJson(*s.gpu);
   j["gpus"] = r.gpus;
-  j["layout"] = {{"tp", s.tp}, {"pp", s.pp}, {"ep", s.ep}};
+  j["layout"] = {{"tp", s.tp}, {"pp", s.pp}, {"ep", s.ep}, {"attention_dp", s.attention_dp}};
   j["precision"] = DTypeName(r.compute_dtype);
   j["weight_precision"] = DTypeName(s.weight_dtype);
   j["kv_precision"] = DTypeName(s.kv_dtype);

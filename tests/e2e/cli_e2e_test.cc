@@ -584,6 +584,46 @@ TEST(Cli, InferWorkloadListAndFile) {
   std::filesystem::remove_all(dir);
 }
 
+// --attention-dp reaches the report: the layout says so, the KV capacity
+// row names the ranks, and a MoE prediction carries moe_unvalidated.
+TEST(InferE2e, AttentionDataParallelInTheReport) {
+  const std::vector<std::string> args = {"infer",
+                                         "--model",
+                                         "mixtral-8x7b",
+                                         "--gpu",
+                                         "h100",
+                                         "--tp",
+                                         "4",
+                                         "--gpus",
+                                         "4",
+                                         "--ep",
+                                         "4",
+                                         "--attention-dp",
+                                         "--input-len",
+                                         "1000",
+                                         "--output-len",
+                                         "1000",
+                                         "--weight-precision",
+                                         "fp8",
+                                         "--kv-precision",
+                                         "fp8"};
+  Result text = RunMfu(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("ep 4, attention DP"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("KV capacity (90% of the rest, 4 ranks)"), std::string::npos) << text.out;
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  Result json = RunMfu(json_args);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["layout"]["attention_dp"], true);
+  EXPECT_EQ(j["layout"]["ep"], 4);
+  bool noted = false;
+  for (const auto& n : j["notes"])
+    noted = noted || n["code"] == "moe_unvalidated";
+  EXPECT_TRUE(noted);
+}
+
 TEST(CliErrors, InferBadInput) {
   const std::vector<std::string> base = {"infer", "--model", "llama-3.1-8b", "--gpu", "h100"};
   auto with = [&](std::vector<std::string> extra) {
@@ -596,6 +636,11 @@ TEST(CliErrors, InferBadInput) {
                      "--acceptance must be a number in [0, 1)");
   ExpectOneLineError(with({"--input-len", "100", "--output-len", "100", "--tp", "3"}), 2, "--tp 3");
   ExpectOneLineError(with({"--input-len", "100", "--output-len", "100", "--gpus", "4"}), 2, "tp x pp");
+  ExpectOneLineError(with({"--input-len", "100", "--output-len", "100", "--tp", "2", "--attention-dp"}), 2,
+                     "--attention-dp needs a mixture-of-experts model");
+  ExpectOneLineError(RunMfu({"infer", "--model", "mixtral-8x7b", "--gpu", "h100", "--input-len", "100", "--output-len",
+                             "100", "--tp", "2", "--ep", "4", "--gpus", "2"}),
+                     2, "--ep needs a mixture-of-experts model whose experts it divides, and must divide tp");
   ExpectOneLineError(with({"--input-len", "0", "--output-len", "100"}), 2, "--input-len");
   ExpectOneLineError(with({"--input-len", "100", "--output-len", "100", "--weight-precision", "fp7"}), 2,
                      "--weight-precision");
