@@ -48,7 +48,7 @@ class ClusterDbTest : public ::testing::Test {
 TEST_F(ClusterDbTest, EveryBuiltinRowLoadsAndItsAcceleratorResolves) {
   StatusOr<HardwareDb> hw = HardwareDb::LoadBuiltin();
   ASSERT_TRUE(hw.ok()) << hw.status().message();
-  ASSERT_EQ(db_.all().size(), 27u);
+  ASSERT_EQ(db_.all().size(), 29u);
   std::set<std::string> ids;
   for (const Cluster& c : db_.all()) {
     SCOPED_TRACE(c.id);
@@ -67,10 +67,31 @@ TEST_F(ClusterDbTest, EveryBuiltinRowLoadsAndItsAcceleratorResolves) {
     EXPECT_GT(c.scaleout_latency_s, c.scaleup_latency_s);
     EXPECT_GE(c.price_per_gpu_hour, 0);
   }
-  for (const char* id : {"dgx-a100", "dgx-a100-40gb", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72", "selene",
+  for (const char* id : {"dgx-a100", "dgx-a100-40gb", "dgx-h100", "hgx-h200", "dgx-b200", "dgx-b300", "gb200-nvl72",
+                         "gb300-nvl72", "selene",
                          "mosaic-a100-40gb", "mosaic-a100-80gb", "grand-teton-h100", "vtrain-a100"}) {
     EXPECT_TRUE(ids.count(id)) << id;
   }
+}
+
+// Blackwell Ultra's reference systems as their sources give them: NVLink 5
+// at 1.8 TB/s bidirectional per GPU (900 GB/s a direction) and one 800 Gb/s
+// ConnectX-8 per GPU; a GB300 NVL72 node is a 4-GPU tray in a 72-GPU domain.
+TEST_F(ClusterDbTest, BlackwellUltraReferenceSystems) {
+  const Cluster& nvl = Get("gb300-nvl72");
+  EXPECT_EQ(nvl.accelerator, "gb300-288gb");
+  EXPECT_EQ(nvl.gpus_per_node, 4);
+  EXPECT_EQ(nvl.nvlink_domain_gpus, 72);
+  EXPECT_DOUBLE_EQ(nvl.scaleup_bw_bytes_per_s, 900e9);
+  EXPECT_DOUBLE_EQ(nvl.scaleout_bw_bytes_per_s, 800e9 / 8);
+  EXPECT_TRUE(nvl.reference);
+  const Cluster& dgx = Get("dgx-b300");
+  EXPECT_EQ(dgx.accelerator, "b300-sxm-288gb");
+  EXPECT_EQ(dgx.gpus_per_node, 8);
+  EXPECT_EQ(dgx.nvlink_domain_gpus, 8);
+  EXPECT_DOUBLE_EQ(dgx.scaleup_bw_bytes_per_s, 900e9);
+  EXPECT_DOUBLE_EQ(dgx.scaleout_bw_bytes_per_s, 800e9 / 8);
+  EXPECT_TRUE(dgx.reference);
 }
 
 TEST_F(ClusterDbTest, ShippedCsvHasTheDocumentedColumnsInOrder) {
@@ -184,7 +205,7 @@ TEST_F(ClusterDbTest, OverrideReplacesOnlyTheGivenColumns) {
   EXPECT_EQ(after.gpus_per_node, before.gpus_per_node);
   EXPECT_EQ(after.aliases.size(), before.aliases.size() + 1);  // appended, not replaced
   EXPECT_EQ(Get("dgx-h100-80gb").id, "dgx-h100");
-  EXPECT_EQ(db_.all().size(), 27u);
+  EXPECT_EQ(db_.all().size(), 29u);
 }
 
 TEST_F(ClusterDbTest, NewRowIsAdded) {
@@ -198,7 +219,7 @@ TEST_F(ClusterDbTest, NewRowIsAdded) {
   EXPECT_DOUBLE_EQ(c.scaleup_latency_s, 2.5e-6);
   EXPECT_EQ(c.max_gpus, 1024);
   EXPECT_EQ(c.source, "my datasheet, p. 2");
-  EXPECT_EQ(db_.all().size(), 28u);
+  EXPECT_EQ(db_.all().size(), 30u);
 }
 
 TEST_F(ClusterDbTest, UnknownColumnIsAParseErrorWithASuggestion) {
