@@ -67,9 +67,9 @@ TEST_F(ClusterDbTest, EveryBuiltinRowLoadsAndItsAcceleratorResolves) {
     EXPECT_GT(c.scaleout_latency_s, c.scaleup_latency_s);
     EXPECT_GE(c.price_per_gpu_hour, 0);
   }
-  for (const char* id : {"dgx-a100", "dgx-a100-40gb", "dgx-h100", "hgx-h200", "dgx-b200", "dgx-b300", "gb200-nvl72",
-                         "gb300-nvl72", "selene",
-                         "mosaic-a100-40gb", "mosaic-a100-80gb", "grand-teton-h100", "vtrain-a100"}) {
+  for (const char* id :
+       {"dgx-a100", "dgx-a100-40gb", "dgx-h100", "hgx-h200", "dgx-b200", "dgx-b300", "gb200-nvl72", "gb300-nvl72",
+        "selene", "mosaic-a100-40gb", "mosaic-a100-80gb", "grand-teton-h100", "vtrain-a100"}) {
     EXPECT_TRUE(ids.count(id)) << id;
   }
 }
