@@ -68,6 +68,7 @@ StatusOr<SpeculativeReport> SpeculativeDecoding(const FileSystem& fs, const Infe
   setup.tp = 1;
   setup.pp = 1;
   setup.ep = 1;
+  setup.attention_dp = false;
   MFU_ASSIGN_OR_RETURN(InferenceModel draft, InferenceModel::Create(setup));
   MFU_ASSIGN_OR_RETURN(r.result, model.Speculative(batch, context, draft_tokens, acceptance, &draft));
   return r;

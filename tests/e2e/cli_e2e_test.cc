@@ -622,6 +622,13 @@ TEST(InferE2e, AttentionDataParallelInTheReport) {
   for (const auto& n : j["notes"])
     noted = noted || n["code"] == "moe_unvalidated";
   EXPECT_TRUE(noted);
+  // A draft model runs on one GPU of its own: without attention data
+  // parallelism.
+  std::vector<std::string> drafted = args;
+  for (const char* a : {"--draft-tokens", "2", "--acceptance", "0.7", "--drafter", "llama-3.2-1b"})
+    drafted.push_back(a);
+  Result d = RunMfu(drafted);
+  EXPECT_EQ(d.exit_code, 0) << d.err;
 }
 
 TEST(CliErrors, InferBadInput) {
