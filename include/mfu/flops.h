@@ -54,16 +54,22 @@ enum RecomputeModule : uint32_t {
   kRecomputeMlp = 1u << 3,            // a dense MLP from its input
   kRecomputeMoe = 1u << 4,            // a whole MoE block (router, dispatch, experts) from its input
   kRecomputeSharedExperts = 1u << 5,  // the shared experts from their input
+  kRecomputeMlaUpProj = 1u << 6,      // MLA's up-projections and rope (the core's Q, K, V) from the latents
 };
 inline constexpr uint32_t kDefaultRecomputeModules = kRecomputeCoreAttn;
 // "core_attn,moe_act" -> bits; names: core_attn, layernorm, moe_act, mlp,
-// moe, shared_experts. kInvalidArgument naming an unknown module (and
-// listing these), an empty list or an empty item.
+// moe, shared_experts, mla_up_proj. kInvalidArgument naming an unknown
+// module (and listing these), an empty list or an empty item.
 StatusOr<uint32_t> ParseRecomputeModules(std::string_view list);
 std::string RecomputeModulesName(uint32_t modules);  // "core_attn,moe_act"
 // A module list other than the default applies to Recompute::kSelective
-// only: kInvalidArgument naming parameter 'recompute_modules' otherwise.
-Status CheckRecomputeModules(uint32_t modules, Recompute recompute);
+// only, and mla_up_proj to a multi-latent-attention model (as Megatron
+// asserts): kInvalidArgument naming parameter 'recompute_modules' otherwise.
+Status CheckRecomputeModules(const ModelSpec& spec, uint32_t modules, Recompute recompute);
+// The forward FLOPs per token of one MLA layer's up-projections, what
+// mla_up_proj runs again: q_up (the query projection when the model has no
+// query latent) and kv_up. 0 for other attention.
+double MlaUpProjFlopsPerLayer(const ModelSpec& spec);
 
 struct ConventionInfo {
   Convention convention;

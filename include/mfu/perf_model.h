@@ -210,6 +210,7 @@ class PerfModel {
   // work that torchtitan's op-level policy recomputes: k + o of q, k, v, o;
   // OpPolicyMlpShare (flops.h).
   double op_rc_attn_share_ = 0;
+  double mla_up_share_ = 0;  // MLA's up-projections in the attention projections' FLOPs (mla_up_proj)
   double op_rc_mlp_share_ = 0;
   double dense_layer_params_ = 0;   // per layer average, tensor-parallel-sharded part
   double expert_layer_params_ = 0;  // per layer average, expert-parallel-sharded part

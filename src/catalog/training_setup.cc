@@ -71,7 +71,8 @@ StatusOr<FrameworkProfile> ResolveFramework(const Catalog& catalog, const Traini
 
 // Megatron's --recompute-modules: "" is core_attn; a list needs a framework
 // whose `selective` is Megatron's (selective_ac attention).
-StatusOr<uint32_t> ResolveRecomputeModules(const std::string& list, const FrameworkProfile& fw) {
+StatusOr<uint32_t> ResolveRecomputeModules(const std::string& list, const FrameworkProfile& fw,
+                                           const ModelSpec& model) {
   if (list.empty())
     return kDefaultRecomputeModules;
   if (fw.selective_ac != SelectiveAc::kAttention) {
@@ -81,6 +82,7 @@ StatusOr<uint32_t> ResolveRecomputeModules(const std::string& list, const Framew
   StatusOr<uint32_t> modules = ParseRecomputeModules(list);
   if (!modules.ok())
     return InvalidArgumentError(Param("recompute_modules") + ": " + modules.status().message());
+  MFU_RETURN_IF_ERROR(CheckRecomputeModules(model, *modules, Recompute::kSelective));
   return modules;
 }
 
@@ -138,7 +140,8 @@ StatusOr<std::unique_ptr<ResolvedTraining>> ResolveTrainingSetup(const Catalog& 
   setup.convention = convention;
   setup.efficiency = catalog.efficiency.For(r->gpu->id);
   MFU_ASSIGN_OR_RETURN(setup.framework, ResolveFramework(catalog, q, *r));
-  MFU_ASSIGN_OR_RETURN(setup.recompute_modules, ResolveRecomputeModules(q.recompute_modules, setup.framework));
+  MFU_ASSIGN_OR_RETURN(setup.recompute_modules,
+                       ResolveRecomputeModules(q.recompute_modules, setup.framework, r->model));
   MFU_ASSIGN_OR_RETURN(PerfModel perf, PerfModel::Create(setup));
   r->perf = std::make_unique<PerfModel>(std::move(perf));
   AddSetupNotes(catalog, *r);
@@ -159,7 +162,7 @@ StatusOr<MemoryReport> EstimateMemory(const Catalog& catalog, MemoryRequest requ
   request.framework_state = state->state;
   request.fp8_saved_input_bytes = (*framework)->fp8_saved_input_bytes;
   if (!request.recompute_modules.empty())
-    MFU_RETURN_IF_ERROR(ResolveRecomputeModules(request.recompute_modules, **framework).status());
+    MFU_RETURN_IF_ERROR(ResolveRecomputeModules(request.recompute_modules, **framework, request.model).status());
   MFU_ASSIGN_OR_RETURN(Recompute asked, ParseRecompute(request.recompute));
   request.recompute = RecomputeName((*framework)->RecomputeOf(asked));
   return EstimateMemory(request);
@@ -177,7 +180,7 @@ StatusOr<TrainingConfig> ResolveTrainingConfig(const ResolvedTraining& setup, co
     c.*to = q.*from;
   MFU_ASSIGN_OR_RETURN(Recompute asked, ParseRecompute(q.recompute));
   c.recompute = fw.RecomputeOf(asked);
-  MFU_RETURN_IF_ERROR(CheckRecomputeModules(setup.perf->setup().recompute_modules, c.recompute));
+  MFU_RETURN_IF_ERROR(CheckRecomputeModules(setup.model, setup.perf->setup().recompute_modules, c.recompute));
   c.zero_stage = q.fsdp ? fw.FsdpStage(q.pp) : q.zero.value_or(fw.DefaultZeroStage(q.pp));
   c.fsdp = q.fsdp;
   c.tp_comm_overlap = q.tp_comm_overlap;  // as asked, for Validate: can the framework?

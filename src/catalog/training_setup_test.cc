@@ -60,9 +60,13 @@ TEST(ResolveTrainingSetup, ResolvesAndNamesParameters) {
   EXPECT_EQ((*ResolveTrainingSetup(Builtin(), bad))->perf->setup().framework.ep_dispatch, EpDispatch::kDeepEp);
   bad = Llama8bOn("h100", 8);
   bad.recompute_modules = "moe_act,mla_up_proj";
+  EXPECT_EQ(
+      ResolveTrainingSetup(Builtin(), bad).status().message(),
+      "parameter 'recompute_modules': mla_up_proj needs multi-latent attention (" + bad.model.name + " has none)");
+  bad.recompute_modules = "moe_act,mla";
   EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().message(),
-            "parameter 'recompute_modules': recompute module 'mla_up_proj' is not one of core_attn, layernorm, "
-            "moe_act, mlp, moe, shared_experts");
+            "parameter 'recompute_modules': recompute module 'mla' is not one of core_attn, layernorm, "
+            "moe_act, mlp, moe, shared_experts, mla_up_proj");
   bad.recompute_modules = "moe_act";
   bad.framework = "torchtitan";
   EXPECT_EQ(ResolveTrainingSetup(Builtin(), bad).status().message(),

@@ -36,7 +36,7 @@ class MemoryCommand final : public Command {
         ->capture_default_str();
     app.add_option("--recompute-modules", r.recompute_modules,
                    "What --recompute selective recomputes, Megatron's --recompute-modules: core_attn, layernorm, "
-                   "moe_act, mlp, moe, shared_experts, comma-separated [default: core_attn]");
+                   "moe_act, mlp, moe, shared_experts, mla_up_proj, comma-separated [default: core_attn]");
     app.add_flag("--no-flash", no_flash_, "Attention stores the a*s^2 softmax (no flash attention)");
     app.add_flag("--sp", r.sequence_parallel, "Sequence parallelism (shards the replicated activations)");
     app.add_option("--precision,-p", r.precision,

@@ -46,7 +46,7 @@ void SetupFlags::Register(CLI::App& app) {
                  "destination GPU, and per destination node across nodes) [default: the framework's]");
   app.add_option("--recompute-modules", r.recompute_modules,
                  "What --recompute selective recomputes, Megatron's --recompute-modules: core_attn, layernorm, "
-                 "moe_act, mlp, moe, shared_experts, comma-separated [default: core_attn]");
+                 "moe_act, mlp, moe, shared_experts, mla_up_proj, comma-separated [default: core_attn]");
   app.add_option("--dropout", r.dropout,
                  "Dropout probability of the run: above 0 stores dropout masks [default: the model config's]");
 }

@@ -299,7 +299,8 @@ constexpr std::pair<const char*, uint32_t> kRecomputeModuleNames[] = {{"core_att
                                                                       {"moe_act", kRecomputeMoeAct},
                                                                       {"mlp", kRecomputeMlp},
                                                                       {"moe", kRecomputeMoe},
-                                                                      {"shared_experts", kRecomputeSharedExperts}};
+                                                                      {"shared_experts", kRecomputeSharedExperts},
+                                                                      {"mla_up_proj", kRecomputeMlaUpProj}};
 
 }  // namespace
 
@@ -318,7 +319,8 @@ StatusOr<uint32_t> ParseRecomputeModules(std::string_view list) {
     }
     if (bit == 0) {
       return InvalidArgumentError("recompute module '" + item +
-                                  "' is not one of core_attn, layernorm, moe_act, mlp, moe, shared_experts");
+                                  "' is not one of core_attn, layernorm, moe_act, mlp, moe, shared_experts, "
+                                  "mla_up_proj");
     }
     bits |= bit;
     if (comma == std::string_view::npos)
@@ -328,11 +330,27 @@ StatusOr<uint32_t> ParseRecomputeModules(std::string_view list) {
   return bits;
 }
 
-Status CheckRecomputeModules(uint32_t modules, Recompute recompute) {
-  if (modules == kDefaultRecomputeModules || recompute == Recompute::kSelective)
-    return Status::Ok();
-  return InvalidArgumentError(base::Param("recompute_modules") + " applies to " + base::Param("recompute") +
-                              " selective, not " + RecomputeName(recompute));
+Status CheckRecomputeModules(const ModelSpec& spec, uint32_t modules, Recompute recompute) {
+  if (modules != kDefaultRecomputeModules && recompute != Recompute::kSelective) {
+    return InvalidArgumentError(base::Param("recompute_modules") + " applies to " + base::Param("recompute") +
+                                " selective, not " + RecomputeName(recompute));
+  }
+  if ((modules & kRecomputeMlaUpProj) != 0 && spec.attention != AttentionKind::kMla) {
+    return InvalidArgumentError(base::Param("recompute_modules") + ": mla_up_proj needs multi-latent attention (" +
+                                spec.name + " has none)");
+  }
+  return Status::Ok();
+}
+
+double MlaUpProjFlopsPerLayer(const ModelSpec& spec) {
+  if (spec.attention != AttentionKind::kMla)
+    return 0;
+  const MlaSpec& m = spec.mla;
+  const auto a = static_cast<double>(spec.heads);
+  const auto nope = static_cast<double>(m.qk_nope_head_dim), rope = static_cast<double>(m.qk_rope_head_dim);
+  const auto q_in = static_cast<double>(m.q_lora_rank > 0 ? m.q_lora_rank : spec.hidden);
+  return 2 * q_in * a * (nope + rope) +
+         2 * static_cast<double>(m.kv_lora_rank) * a * (nope + static_cast<double>(m.v_head_dim));
 }
 
 std::string RecomputeModulesName(uint32_t modules) {
@@ -376,6 +394,8 @@ StatusOr<TrainingFlops> ComputeTrainingFlops(const ModelSpec& spec, Convention c
       } else if ((modules & kRecomputeSharedExperts) != 0) {
         t.recompute_per_token += t.forward[C::kSharedExperts];
       }
+      if ((modules & kRecomputeMlaUpProj) != 0)
+        t.recompute_per_token += static_cast<double>(spec.num_layers) * MlaUpProjFlopsPerLayer(spec);
       break;
     case Recompute::kSelectiveLiteral:
       t.recompute_per_token = core;

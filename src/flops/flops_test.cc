@@ -200,10 +200,30 @@ TEST(Flops, RecomputeModulesCountTheirForwardGemms) {
   EXPECT_DOUBLE_EQ(moe_router->recompute_per_token, 48 * (2.0 * 2048 * 128 + 8 * 2.0 * 3 * 2048 * 768));
   EXPECT_EQ(ParseRecomputeModules("moe_act, LayerNorm").value(), kRecomputeMoeAct | kRecomputeLayernorm);
   EXPECT_EQ(RecomputeModulesName(kRecomputeMoeAct | kRecomputeCoreAttn), "core_attn,moe_act");
-  EXPECT_EQ(ParseRecomputeModules("moe_act,mla_up_proj").status().message(),
-            "recompute module 'mla_up_proj' is not one of core_attn, layernorm, moe_act, mlp, moe, shared_experts");
+  EXPECT_EQ(ParseRecomputeModules("moe_act,mla_up").status().message(),
+            "recompute module 'mla_up' is not one of core_attn, layernorm, moe_act, mlp, moe, shared_experts, "
+            "mla_up_proj");
+  EXPECT_EQ(ParseRecomputeModules("mla_up_proj").value(), kRecomputeMlaUpProj);
+  EXPECT_EQ(CheckRecomputeModules(qwen, kRecomputeMlaUpProj, Recompute::kSelective).message(),
+            "parameter 'recompute_modules': mla_up_proj needs multi-latent attention (" + qwen.name + " has none)");
   EXPECT_FALSE(ParseRecomputeModules("moe_act,").ok());
   EXPECT_FALSE(ParseRecomputeModules("").ok());
+}
+
+// DeepSeek-V3's mla_up_proj runs its 61 layers' up-projections again, by
+// hand: q_up 1536 -> 128 heads x (128 + 64), kv_up 512 -> 128 x (128 key +
+// 128 value), 2 FLOPs per multiply-add.
+TEST(Flops, MlaUpProjRecomputesTheUpProjections) {
+  auto spec = LoadModel(RealFileSystem(), "deepseek-v3");
+  ASSERT_TRUE(spec.ok());
+  const double per_layer = 2.0 * 1536 * 128 * 192 + 2.0 * 512 * 128 * 256;
+  EXPECT_DOUBLE_EQ(MlaUpProjFlopsPerLayer(*spec), per_layer);
+  auto core = ComputeTrainingFlops(*spec, Convention::kMegatron, 4096, Recompute::kSelective, kRecomputeCoreAttn);
+  auto both = ComputeTrainingFlops(*spec, Convention::kMegatron, 4096, Recompute::kSelective,
+                                   kRecomputeCoreAttn | kRecomputeMlaUpProj);
+  ASSERT_TRUE(core.ok() && both.ok());
+  EXPECT_DOUBLE_EQ(both->recompute_per_token - core->recompute_per_token, 61 * per_layer);
+  EXPECT_TRUE(CheckRecomputeModules(*spec, kRecomputeMlaUpProj, Recompute::kSelective).ok());
 }
 
 TEST(Flops, ComponentsSumToTotal) {

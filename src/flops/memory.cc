@@ -57,8 +57,10 @@ struct LayerActivations {
 // Megatron's --recompute-modules) are the parts recomputed instead of kept:
 // layernorm the MoE layer's standalone norm output (the router's input),
 // moe_act the experts' activation outputs, mlp a dense MLP's inside, moe a
-// MoE block's inside, shared_experts theirs. The attention core's own
-// (core_attn) are EstimateTrainingMemory's.
+// MoE block's inside, shared_experts theirs, mla_up_proj MLA's Q, K and V
+// (Megatron's CheckpointWithoutOutput discards them after the core's
+// forward). The attention core's own (core_attn) are
+// EstimateTrainingMemory's. MLA layers also keep their latents.
 LayerActivations PerLayer(const ModelSpec& spec, const LayerSpec& layer, double bytes, double linear,
                           uint32_t dropped) {
   const auto h = static_cast<double>(spec.hidden);
@@ -70,9 +72,21 @@ LayerActivations PerLayer(const ModelSpec& spec, const LayerSpec& layer, double 
   auto kept = [dropped](uint32_t module) { return (dropped & module) == 0 ? 1.0 : 0.0; };
   LayerActivations out;
   // Attention.
-  const double kv_heads = spec.attention == AttentionKind::kMla ? a : g;
+  const bool mla = spec.attention == AttentionKind::kMla;
+  const double kv_heads = mla ? a : g;
   out.replicated += (bytes + linear + mask) * h;
-  out.sharded += bytes * (a * dqk + kv_heads * dqk + kv_heads * dv + a * dv);
+  // The core's Q, K, V (mla_up_proj recomputes MLA's from the latents) and
+  // its output.
+  const double qkv = bytes * (a * dqk + kv_heads * dqk + kv_heads * dv);
+  out.sharded += (mla ? kept(kRecomputeMlaUpProj) : 1.0) * qkv + bytes * a * dv;
+  if (mla) {
+    // The latents, not split over the tensor-parallel ranks' heads (the
+    // down projections are not): each norm's input and output (the up
+    // projection's input), and the shared rope key.
+    const auto q_lora = static_cast<double>(spec.mla.q_lora_rank);
+    const auto kv_lora = static_cast<double>(spec.mla.kv_lora_rank);
+    out.replicated += (bytes + linear) * (q_lora + kv_lora) + bytes * static_cast<double>(spec.mla.qk_rope_head_dim);
+  }
   if (linear < bytes)
     out.sharded += linear * a * dv;  // the projection's FP8 copy of its input
   // Softmax output, and with dropout its mask and output.

@@ -82,7 +82,7 @@ StatusOr<TrainingMemoryOptions> ResolveOptions(const MemoryRequest& r, const Tra
     StatusOr<uint32_t> modules = ParseRecomputeModules(r.recompute_modules);
     if (!modules.ok())
       return InvalidArgumentError(Param("recompute_modules") + ": " + modules.status().message());
-    MFU_RETURN_IF_ERROR(CheckRecomputeModules(*modules, m.recompute));
+    MFU_RETURN_IF_ERROR(CheckRecomputeModules(r.model, *modules, m.recompute));
     m.recompute_modules = *modules;
   }
   StatusOr<DType> precision = ParseDType(r.precision);

@@ -170,6 +170,35 @@ TEST(Memory, RecomputeModulesDropWhatTheyRecompute) {
   EXPECT_DOUBLE_EQ(sel->activations_per_layer_bytes, 4096 * (137344.0 - 32 * 4));
 }
 
+// DeepSeek-V3's mla_up_proj discards the core's Q, K (128 heads x 192) and
+// V (128 x 128) after its forward, 2 x (2 x 24,576 + 16,384) = 131,072
+// bytes per token in each of its 61 MLA layers; the latents it recomputes
+// them from stay: q 1536 and kv 512 (norm input and output each) and the
+// 64-wide rope key, (2 + 2) x 2048 + 2 x 64 = 8,320 bytes.
+TEST(Memory, MlaUpProjDropsTheCoresInputs) {
+  auto spec = LoadModel(mfu::RealFileSystem(), "deepseek-v3");
+  ASSERT_TRUE(spec.ok());
+  TrainingMemoryOptions o;
+  o.seq_len = 4096;
+  o.recompute = Recompute::kSelective;
+  o.recompute_modules = kRecomputeCoreAttn;
+  auto kept = EstimateTrainingMemory(*spec, o);
+  o.recompute_modules = kRecomputeCoreAttn | kRecomputeMlaUpProj;
+  auto dropped = EstimateTrainingMemory(*spec, o);
+  ASSERT_TRUE(kept.ok() && dropped.ok());
+  EXPECT_DOUBLE_EQ(kept->activations_per_layer_bytes - dropped->activations_per_layer_bytes, 4096 * 131072.0);
+  // Everything else of a MoE layer recomputed, the attention's inputs, the
+  // core's output and the latents are what is left.
+  o.recompute_modules = kRecomputeCoreAttn | kRecomputeMlaUpProj | kRecomputeMoe;
+  ModelSpec moe_only = *spec;
+  for (LayerSpec& l : moe_only.layers)
+    l.moe = true;
+  auto rest = EstimateTrainingMemory(moe_only, o);
+  ASSERT_TRUE(rest.ok());
+  const double h = 7168;
+  EXPECT_DOUBLE_EQ(rest->activations_per_layer_bytes, 4096 * (2 * 2.0 * h + 2.0 * h + 2.0 * 128 * 128 + 8320));
+}
+
 TEST(Memory, DropoutOfTheRunOverridesTheModels) {
   auto spec = LoadModel(mfu::RealFileSystem(), "llama-3.1-8b");
   ASSERT_TRUE(spec.ok());

@@ -228,6 +228,8 @@ StatusOr<PerfModel> PerfModel::Create(const TrainingSetup& setup) {
   if (p.attn_proj_flops_ > 0)
     p.op_rc_attn_share_ = (f[FlopsComponent::kKProj] + f[FlopsComponent::kOProj]) / layers / p.attn_proj_flops_;
   p.op_rc_mlp_share_ = OpPolicyMlpShare(m);
+  if (p.attn_proj_flops_ > 0)
+    p.mla_up_share_ = MlaUpProjFlopsPerLayer(m) / p.attn_proj_flops_;
 
   const ParamCounts params = CountParams(m);
   p.expert_layer_params_ = params.routed_experts / layers;

@@ -482,7 +482,8 @@ inline void PerfModel::StepEval::Fsdp() {
 // layer's two norms); moe_act the experts' activation; mlp a dense MLP's
 // GEMMs and activation; moe the router, dispatch, experts and combine;
 // shared_experts their GEMMs. Per-layer times are averages over dense and
-// MoE layers, as the forward's are.
+// MoE layers, as the forward's are. mla_up_proj runs MLA's up-projection
+// GEMMs again (their share of the attention projections' time).
 inline void PerfModel::StepEval::ModuleRecompute() {
   const uint32_t modules = pm.setup_.recompute_modules;
   layer_rc = 0;
@@ -490,6 +491,8 @@ inline void PerfModel::StepEval::ModuleRecompute() {
     layer_rc += core_f + core_vec_f;
   if ((modules & kRecomputeLayernorm) != 0)
     layer_rc += pm.moe_layer_share_ * vec_parts.norms / 2;
+  if ((modules & kRecomputeMlaUpProj) != 0)
+    layer_rc += pm.mla_up_share_ * attn_proj_s;
   if ((modules & kRecomputeMlp) != 0)
     layer_rc += mlp_s + vec_parts.dense_act;
   if ((modules & kRecomputeMoe) != 0) {

@@ -704,7 +704,9 @@ TEST(CliFramework, ProfilesOptionsAndValidationNotes) {
   ExpectOneLineError(with({"--ep-dispatch", "nvshmem"}), 2, "--ep-dispatch: 'nvshmem' is not alltoall or deepep");
   ExpectOneLineError(with({"--dropout", "1"}), 2, "--dropout");
   ExpectOneLineError(with({"--recompute", "selective", "--recompute-modules", "mla_up_proj"}), 2,
-                     "--recompute-modules: recompute module 'mla_up_proj' is not one of");
+                     "--recompute-modules: mla_up_proj needs multi-latent attention");
+  ExpectOneLineError(with({"--recompute", "selective", "--recompute-modules", "mla"}), 2,
+                     "--recompute-modules: recompute module 'mla' is not one of");
   ExpectOneLineError(with({"--recompute-modules", "moe_act"}), 2,
                      "--recompute-modules applies to --recompute selective, not none");
   ExpectOneLineError(with({"--framework", "torchtitan", "--recompute", "selective", "--recompute-modules", "mlp"}), 2,
