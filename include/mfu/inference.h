@@ -245,6 +245,9 @@ class InferenceModel {
   // The smallest decode batch at which compute time exceeds memory time
   // (0 when none up to the engine cap).
   double ComputeBoundBatch(double context) const;
+  // The replica's batch cap: the engine's, per attention rank under
+  // attention data parallelism (each rank schedules its own requests).
+  double BatchCap() const { return setup_.max_batch * (setup_.attention_dp ? static_cast<double>(setup_.tp) : 1.0); }
 
  private:
   InferenceModel() = default;

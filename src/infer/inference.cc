@@ -606,7 +606,7 @@ StepCost InferenceModel::Mixed(double decode_batch, double context, double promp
 }
 
 double InferenceModel::ComputeBoundBatch(double context) const {
-  for (double b = 1; b <= setup_.max_batch; b *= 2) {
+  for (double b = 1; b <= BatchCap(); b *= 2) {
     if (Decode(b, context).compute_bound) {
       // Refine between b/2 and b.
       double lo = std::max(1.0, b / 2), hi = b;

@@ -135,9 +135,8 @@ StatusOr<WorkloadResult> InferenceModel::Workload(double input_len, double outpu
       return NotFoundError("inference: " + setup_.model->name + " leaves no room for one request's KV cache on " +
                            std::to_string(gpus()) + " x " + setup_.gpu->id);
     }
-    // Under attention data parallelism each rank schedules its own
-    // requests up to the cap (TensorRT-LLM and vLLM run a scheduler per rank).
-    const double cap = setup_.max_batch * (setup_.attention_dp ? static_cast<double>(setup_.tp) : 1.0);
+    // TensorRT-LLM and vLLM run a scheduler per attention-DP rank.
+    const double cap = BatchCap();
     r.batch = std::min(fits, cap);
     r.batch_reason = fits < cap ? "KV capacity" : "engine cap";
   }

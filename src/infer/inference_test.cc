@@ -352,6 +352,7 @@ TEST(InferenceParallel, AttentionDataParallelWaitsForTheBusiestRank) {
   auto w = Make(dp).Workload(128, 128);
   ASSERT_TRUE(w.ok()) << w.status().message();
   EXPECT_DOUBLE_EQ(w->batch, 8 * 16);
+  EXPECT_DOUBLE_EQ(Make(dp).BatchCap(), 8 * 16);
 }
 
 TEST(InferenceErrors, BadLayoutsContextsAndFit) {

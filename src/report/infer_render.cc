@@ -37,10 +37,11 @@ void PrintFramework(std::ostream& o, const InferenceResult& r, int width) {
                              : "whole prompts, up to " + budget + " tokens per pass") +
           ", in passes apart from decode";
   }
-  o << LabelLine("framework",
-                 fmt::format("{} ({} attention): {}; batch cap {}", s.framework.name,
-                             AttentionKernelName(s.framework.attention), how, base::FormatThousands(s.max_batch)),
-                 width);
+  o << LabelLine(
+      "framework",
+      fmt::format("{} ({} attention): {}; batch cap {}{}", s.framework.name, AttentionKernelName(s.framework.attention),
+                  how, base::FormatThousands(s.max_batch), s.attention_dp ? " per attention rank" : ""),
+      width);
   if (!r.validity.validated)
     o << LabelLine("note", r.validity.note, width);
 }

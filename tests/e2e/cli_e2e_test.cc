@@ -611,6 +611,7 @@ TEST(InferE2e, AttentionDataParallelInTheReport) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("ep 4, attention DP"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("KV capacity (90% of the rest, 4 ranks)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("per attention rank"), std::string::npos) << text.out;
   std::vector<std::string> json_args = args;
   json_args.push_back("--json");
   Result json = RunMfu(json_args);
